@@ -1,0 +1,2 @@
+// Public entry point of protocol-pg.
+export {};
