@@ -1,0 +1,47 @@
+// A backend entry, shared by [[mysql_backends]], [[postgres_backends]] and [[redis_backends]].
+import { z } from 'zod';
+import { address, backendTls, name, nonNegativeInt, nonNegativeSeconds, positiveInt, role } from './common';
+
+const backendBase = {
+  name,
+  address,
+  role,
+  shard: name.default('default'),
+  weight: positiveInt.max(1000, 'must be at most 1000').default(1),
+  /** Replica lag above this leaves read selection (overrides the protocol's setting). */
+  max_replica_lag_seconds: nonNegativeSeconds.optional(),
+  tls: backendTls.default({}),
+};
+
+export const mysqlBackend = z
+  .object({
+    ...backendBase,
+    username: z.string().default('root'),
+    password: z.string().default(''),
+    /** Extra primary connections kept for BEGIN and session pins (spec 000 reserved_pool). */
+    reserved_pool: nonNegativeInt.default(0),
+    pool_max: positiveInt.optional(),
+  })
+  .strict();
+
+export const postgresBackend = z
+  .object({
+    ...backendBase,
+    username: z.string().default('postgres'),
+    password: z.string().default(''),
+    database: z.string().default('postgres'),
+  })
+  .strict();
+
+export const redisBackend = z
+  .object({
+    ...backendBase,
+    username: z.string().optional(),
+    password: z.string().optional(),
+    db: nonNegativeInt.default(0),
+  })
+  .strict();
+
+export type MysqlBackendConfig = z.infer<typeof mysqlBackend>;
+export type PostgresBackendConfig = z.infer<typeof postgresBackend>;
+export type RedisBackendConfig = z.infer<typeof redisBackend>;

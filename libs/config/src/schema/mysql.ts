@@ -1,0 +1,85 @@
+// [mysql] with [mysql.sharding], [mysql.cache], [[mysql.fanout]] and [mysql.xa].
+import { z } from 'zod';
+import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, positiveInt, positiveSeconds, shardMap } from './common';
+
+export const shardRule = z
+  .object({
+    table: z.string().regex(/^[A-Za-z0-9_$]+(\.[A-Za-z0-9_$]+)?$/, 'expected table or schema.table'),
+    column: z.string().regex(/^[A-Za-z0-9_$]+$/, 'expected a column name'),
+    map: shardMap,
+  })
+  .strict();
+
+export const mysqlSharding = z
+  .object({
+    enabled: z.boolean().default(false),
+    /** A statement whose keys span shards or cannot be pinned to one: run on all, or reject. */
+    multi_shard: z.enum(['all_shards', 'reject']).default('reject'),
+    /** Where statements that touch no sharded table go. */
+    default_shard: name.default('default'),
+    rules: z.array(shardRule).default([]),
+  })
+  .strict();
+
+export const mysqlCache = z
+  .object({
+    enabled: z.boolean().default(false),
+    /** Name of a [[redis_backends]] entry that stores cached results. */
+    redis_backend: name.optional(),
+    ttl_seconds: positiveSeconds.default(60),
+    max_entry_bytes: positiveInt.default(1048576),
+    tables: z.array(z.string()).default([]),
+  })
+  .strict();
+
+export const mysqlFanout = z
+  .object({
+    name,
+    table: z.string().min(1),
+    /** Shards that receive a copy of each matching DML statement. */
+    targets: z.array(name).min(1, 'needs at least one target shard'),
+    mode: z.enum(['best_effort', 'xa']).default('best_effort'),
+    concurrency: positiveInt.default(4),
+  })
+  .strict();
+
+export const mysqlXa = z
+  .object({
+    enabled: z.boolean().default(false),
+    journal_path: z.string().default('./data/xa-journal'),
+    decision_timeout_seconds: positiveSeconds.default(10),
+    recovery_interval_seconds: positiveSeconds.default(5),
+  })
+  .strict();
+
+export const mysqlSection = z
+  .object({
+    enabled: z.boolean().default(false),
+    read_write_listen: listenAddress.default('0.0.0.0:6033'),
+    read_only_listen: listenAddress.default('0.0.0.0:6034'),
+    max_connections: positiveInt.default(4096),
+    workers: nonNegativeInt.default(0),
+    server_version: z.string().default('10.11.0-dbproxy'),
+    connect_timeout_seconds: positiveSeconds.default(5),
+    query_timeout_seconds: positiveSeconds.default(30),
+    pool_acquire_timeout_seconds: positiveSeconds.default(5),
+    pool_max_per_backend: positiveInt.default(32),
+    pool_idle_timeout_seconds: positiveSeconds.default(300),
+    pool_max_lifetime_seconds: positiveSeconds.default(3600),
+    read_after_write_seconds: nonNegativeSeconds.default(2),
+    max_replica_lag_seconds: nonNegativeSeconds.default(30),
+    fallback_to_primary: z.boolean().default(true),
+    multi_statements: z.enum(['reject', 'primary']).default('reject'),
+    max_packet_bytes: positiveInt.default(67108864),
+    max_result_bytes: positiveInt.default(268435456),
+    max_prepared_statements: positiveInt.default(1024),
+    max_prepared_statement_bytes: positiveInt.default(16777216),
+    classification_cache_size: positiveInt.default(10000),
+    pressure_margin: z.number().min(0).max(10).default(0.25),
+    allowed_functions: z.array(z.string()).default([]),
+    sharding: mysqlSharding.default({}),
+    cache: mysqlCache.default({}),
+    fanout: z.array(mysqlFanout).default([]),
+    xa: mysqlXa.default({}),
+  })
+  .strict();

@@ -1,0 +1,40 @@
+// [postgres] (keys as in spec 003) with [postgres.sharding].
+import { z } from 'zod';
+import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, positiveInt, positiveSeconds, shardMap } from './common';
+
+export const postgresSharding = z
+  .object({
+    enabled: z.boolean().default(false),
+    /** Startup parameter (or `-c <name>=` inside `options`) that carries the shard key. */
+    parameter: z.string().regex(/^[a-z_][a-z0-9_.]*$/).default('dbproxy.shard'),
+    /** A connection without the parameter: use default_shard, or refuse it. */
+    missing: z.enum(['default', 'refuse']).default('refuse'),
+    default_shard: name.default('default'),
+    map: shardMap.optional(),
+  })
+  .strict();
+
+export const postgresSection = z
+  .object({
+    enabled: z.boolean().default(false),
+    routing_mode: z.enum(['transparent', 'transaction']).default('transparent'),
+    read_write_listen: listenAddress.default('0.0.0.0:6432'),
+    read_only_listen: listenAddress.default('0.0.0.0:6433'),
+    max_connections: positiveInt.default(4096),
+    workers: nonNegativeInt.default(0),
+    connect_timeout_seconds: positiveSeconds.default(5),
+    query_timeout_seconds: positiveSeconds.default(30),
+    pool_acquire_timeout_seconds: positiveSeconds.default(5),
+    pool_max_per_backend: positiveInt.default(32),
+    read_after_write_seconds: nonNegativeSeconds.default(2),
+    max_result_rows: positiveInt.default(100000),
+    max_result_bytes: positiveInt.default(67108864),
+    fallback_to_primary: z.boolean().default(true),
+    max_replica_lag_seconds: nonNegativeSeconds.default(30),
+    max_message_bytes: positiveInt.default(67108864),
+    max_prepared_statements: positiveInt.default(1024),
+    classification_cache_size: positiveInt.default(10000),
+    pressure_margin: z.number().min(0).max(10).default(0.25),
+    sharding: postgresSharding.default({}),
+  })
+  .strict();

@@ -1,0 +1,63 @@
+// [proxy], [bus] and [telemetry]: process-wide settings every service reads.
+import { z } from 'zod';
+import { listenAddress, positiveSeconds, positiveInt } from './common';
+
+/** Admin HTTP listeners: one per service when services run apart, `listen` for several in one process. */
+export const adminSection = z
+  .object({
+    listen: listenAddress.default('127.0.0.1:9090'),
+    mysql_edge: listenAddress.default('0.0.0.0:9101'),
+    pg_edge: listenAddress.default('0.0.0.0:9102'),
+    redis_edge: listenAddress.default('0.0.0.0:9103'),
+    topology: listenAddress.default('0.0.0.0:9104'),
+    bgd_monitor: listenAddress.default('0.0.0.0:9105'),
+    config_api: listenAddress.default('0.0.0.0:9106'),
+    xa_coordinator: listenAddress.default('0.0.0.0:9107'),
+    request_timeout_seconds: positiveSeconds.default(10),
+  })
+  .strict();
+
+/** Frontend TLS for the protocol listeners. */
+export const frontendTls = z
+  .object({
+    mode: z.enum(['disabled', 'optional', 'required']).default('disabled'),
+    cert_path: z.string().optional(),
+    key_path: z.string().optional(),
+    ca_path: z.string().optional(),
+  })
+  .strict()
+  .refine((t) => t.mode === 'disabled' || (t.cert_path !== undefined && t.key_path !== undefined), {
+    message: 'cert_path and key_path are required unless mode = "disabled"',
+  });
+
+export const proxySection = z
+  .object({
+    instance_name: z.string().min(1).optional(),
+    shutdown_timeout_seconds: positiveSeconds.default(30),
+    client_read_timeout_seconds: positiveSeconds.default(3600),
+    client_write_timeout_seconds: positiveSeconds.default(60),
+    admin: adminSection.default({}),
+    tls: frontendTls.default({}),
+  })
+  .strict();
+
+export const busSection = z
+  .object({
+    /** NATS server URL(s), comma separated; absent = the embedded in-process bus. */
+    nats_url: z.string().min(1).optional(),
+    connect_timeout_seconds: positiveSeconds.default(5),
+    config_bucket: z.string().regex(/^[A-Za-z0-9_-]+$/).default('dbproxy-config'),
+    heartbeat_interval_seconds: positiveSeconds.default(5),
+  })
+  .strict();
+
+export const telemetrySection = z
+  .object({
+    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** OTLP/HTTP traces endpoint, e.g. http://jaeger:4318/v1/traces; absent = tracing off. */
+    otlp_endpoint: z.string().url('expected a URL').optional(),
+    sample_ratio: z.number().min(0).max(1).default(1),
+    service_namespace: z.string().default('dbproxy'),
+    max_export_batch_size: positiveInt.default(512),
+  })
+  .strict();

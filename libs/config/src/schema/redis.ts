@@ -1,0 +1,46 @@
+// [redis] with [redis.sharding] and [redis.cluster].
+import { z } from 'zod';
+import { address, listenAddress, name, nonNegativeSeconds, nonNegativeInt, positiveInt, positiveSeconds, shardMap } from './common';
+
+export const redisSharding = z
+  .object({
+    /** A connection-mode client that sends no DBPROXY.SHARD: use default_shard, or refuse it. */
+    missing: z.enum(['default', 'refuse']).default('default'),
+    default_shard: name.default('default'),
+    map: shardMap.optional(),
+  })
+  .strict();
+
+export const redisCluster = z
+  .object({
+    enabled: z.boolean().default(false),
+    seeds: z.array(address).default([]),
+    username: z.string().optional(),
+    password: z.string().optional(),
+  })
+  .strict()
+  .refine((c) => !c.enabled || c.seeds.length > 0, { message: 'seeds must list at least one node when enabled', path: ['seeds'] });
+
+export const redisSection = z
+  .object({
+    enabled: z.boolean().default(false),
+    mode: z.enum(['connection', 'command']).default('connection'),
+    read_write_listen: listenAddress.default('0.0.0.0:6380'),
+    read_only_listen: listenAddress.default('0.0.0.0:6381'),
+    max_connections: positiveInt.default(10000),
+    workers: nonNegativeInt.default(0),
+    connect_timeout_seconds: positiveSeconds.default(5),
+    command_timeout_seconds: positiveSeconds.default(30),
+    max_outstanding_replies: positiveInt.default(65536),
+    query_buffer_limit_bytes: positiveInt.default(1073741824),
+    max_bulk_bytes: positiveInt.default(536870912),
+    max_blocking_leases_per_node: positiveInt.default(512),
+    max_subscriptions: positiveInt.default(32768),
+    cross_shard_writes: z.boolean().default(false),
+    fallback_to_primary: z.boolean().default(true),
+    max_replica_lag_seconds: nonNegativeSeconds.default(30),
+    pressure_margin: z.number().min(0).max(10).default(0.25),
+    sharding: redisSharding.default({}),
+    cluster: redisCluster.default({}),
+  })
+  .strict();
