@@ -1,2 +1,16 @@
-// Public entry point of bus.
-export {};
+// Public entry point of @dbproxy/bus: the bus interface, its NATS and embedded implementations,
+// the subject catalogue with typed message schemas, and the typed publish/subscribe helpers.
+export type * from './types';
+export { createBus, BusDefaults, EmbeddedBroker, sharedEmbeddedBroker, type CreateBusOptions } from './create-bus';
+export { BusErrors } from './errors';
+export { droppedMessageCounts, type BusMessageDropped, type DropReason } from './diagnostics';
+export { subjectMatches, assertSubject, assertPattern } from './subjects';
+export { ErrorReplyHeaders } from './delivery';
+export { MAX_KV_HISTORY } from './kv-options';
+export * from './messages/schemas';
+export { Subjects, KvRecords } from './messages/catalogue';
+export { SubjectTemplate, defineMessage, defineRequest, defineRecord } from './messages/spec';
+export type { TemplateParams, MessageSpec, RequestSpec, RecordSpec, SubjectPattern, RequestPattern } from './messages/spec';
+export { encodeMessage, decodeMessage, type Decoded } from './messages/codec';
+export { publishMessage, subscribeMessages, requestMessage, serveMessages, type MessageMeta } from './messages/typed-bus';
+export { openRecords, type RecordStore, type TypedRecord } from './messages/typed-records';

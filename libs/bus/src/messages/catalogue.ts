@@ -1,0 +1,35 @@
+// The subject catalogue (DESIGN §3): every subject and KV record on the bus with its schema
+// and version. Bump a version when a change would break an older reader.
+import * as S from './schemas';
+import { defineMessage, defineRecord, defineRequest } from './spec';
+
+export const Subjects = {
+  /** topology → edges, config-api. */
+  health: defineMessage('health', 'dbproxy.health.{protocol}.{backend}', 1, S.HealthReport),
+  /** topology → edges (a copy is kept in KV `dbproxy-topology` for late joiners). */
+  topology: defineMessage('topology', 'dbproxy.topology.{protocol}', 1, S.TopologySnapshot),
+  /** edges → topology (request/reply): the reply is the current snapshot. */
+  topologyRefresh: defineRequest(
+    'topologyRefresh',
+    'dbproxy.topology.{protocol}.refresh',
+    { version: 1, schema: S.TopologyRefreshRequest },
+    { version: 1, schema: S.TopologySnapshot },
+  ),
+  /** bgd-monitor → topology, edges. */
+  bgdState: defineMessage('bgdState', 'dbproxy.bgd.{deployment}.state', 1, S.BgdState),
+  /** bgd-monitor → topology, edges. */
+  bgdActions: defineMessage('bgdActions', 'dbproxy.bgd.actions', 1, S.BgdAction),
+  /** mysql-edge → xa-coordinator (request/reply). */
+  xaExecute: defineRequest('xaExecute', 'dbproxy.xa.execute', { version: 1, schema: S.XaExecuteRequest }, { version: 1, schema: S.XaExecuteReply }),
+  /** edges → config-api. */
+  edgeHeartbeat: defineMessage('edgeHeartbeat', 'dbproxy.edges.heartbeat', 1, S.EdgeHeartbeat),
+  /** edges → edges. */
+  cacheInvalidate: defineMessage('cacheInvalidate', 'dbproxy.cache.invalidate', 1, S.CacheInvalidation),
+} as const;
+
+export const KvRecords = {
+  /** config-api → everyone; the revision of `current` is the configuration epoch. */
+  config: defineRecord('config', 'dbproxy-config', 'current', 1, S.ConfigRecord),
+  /** topology → edges: the last snapshot per protocol, for edges that start after it was published. */
+  topology: defineRecord('topology', 'dbproxy-topology', '{protocol}', 1, S.TopologySnapshot),
+} as const;

@@ -1,0 +1,137 @@
+// Subject and KV-key templates with typed parameters: `dbproxy.health.{protocol}.{backend}`
+// builds subjects, wildcard patterns, and reads the parameters back from a received subject.
+import type { z } from 'zod';
+import { assertToken } from '../subjects';
+
+type ParamNames<T extends string> = T extends `${string}{${infer P}}${infer Rest}` ? P | ParamNames<Rest> : never;
+
+/** The parameters a template needs, e.g. `{ protocol: string; backend: string }`. */
+export type TemplateParams<T extends string> = { readonly [K in ParamNames<T>]: string };
+
+type TemplateToken = { readonly literal: string } | { readonly param: string };
+
+/** A template split into literal tokens and `{param}` tokens. */
+export class SubjectTemplate<T extends string> {
+  private readonly tokens: readonly TemplateToken[];
+
+  constructor(readonly template: T) {
+    this.tokens = template.split('.').map((t) => (t.startsWith('{') && t.endsWith('}') ? { param: t.slice(1, -1) } : { literal: t }));
+  }
+
+  /** A literal subject; every parameter must be one valid token (no `.`, `*`, `>`, spaces). */
+  fill(params: TemplateParams<T>): string {
+    const values = params as Readonly<Record<string, string>>;
+    return this.tokens
+      .map((t) => {
+        if ('literal' in t) return t.literal;
+        const value = values[t.param] ?? '';
+        assertToken(value);
+        return value;
+      })
+      .join('.');
+  }
+
+  /** A subscription pattern: parameters not given become `*`. */
+  pattern(params: Partial<TemplateParams<T>> = {}): string {
+    const values = params as Readonly<Partial<Record<string, string>>>;
+    return this.tokens
+      .map((t) => {
+        if ('literal' in t) return t.literal;
+        const value = values[t.param];
+        if (value === undefined) return '*';
+        assertToken(value);
+        return value;
+      })
+      .join('.');
+  }
+
+  /** The parameters of a subject made from this template, or undefined when it does not fit. */
+  parse(subject: string): TemplateParams<T> | undefined {
+    const parts = subject.split('.');
+    if (parts.length !== this.tokens.length) return undefined;
+    const params: Record<string, string> = {};
+    for (let i = 0; i < parts.length; i++) {
+      const token = this.tokens[i] as TemplateToken;
+      const part = parts[i] as string;
+      if ('literal' in token) {
+        if (token.literal !== part) return undefined;
+      } else {
+        params[token.param] = part;
+      }
+    }
+    return params as TemplateParams<T>;
+  }
+}
+
+/** A message type on a subject family: template, schema and version. */
+export interface MessageSpec<T extends string = string, S extends z.ZodTypeAny = z.ZodTypeAny> {
+  readonly name: string;
+  readonly subject: SubjectTemplate<T>;
+  readonly version: number;
+  readonly schema: S;
+  /** Pattern for subscribeMessages; omitted parameters match any value. */
+  pattern(params?: Partial<TemplateParams<T>>): SubjectPattern<T, S>;
+}
+
+/** A request/reply pair: the request is a MessageSpec, the reply has its own schema and version. */
+export interface RequestSpec<T extends string = string, Q extends z.ZodTypeAny = z.ZodTypeAny, R extends z.ZodTypeAny = z.ZodTypeAny>
+  extends MessageSpec<T, Q> {
+  readonly reply: { readonly version: number; readonly schema: R };
+  pattern(params?: Partial<TemplateParams<T>>): RequestPattern<T, Q, R>;
+}
+
+export interface SubjectPattern<T extends string, S extends z.ZodTypeAny> {
+  readonly spec: MessageSpec<T, S>;
+  readonly pattern: string;
+}
+
+export interface RequestPattern<T extends string, Q extends z.ZodTypeAny, R extends z.ZodTypeAny> {
+  readonly spec: RequestSpec<T, Q, R>;
+  readonly pattern: string;
+}
+
+/** A typed KV record: bucket, key template, schema and version. */
+export interface RecordSpec<T extends string = string, S extends z.ZodTypeAny = z.ZodTypeAny> {
+  readonly name: string;
+  readonly bucket: string;
+  readonly key: SubjectTemplate<T>;
+  readonly version: number;
+  readonly schema: S;
+  /** Revisions the bucket keeps per key; everyone opens the bucket with the same value. */
+  readonly history: number;
+}
+
+export function defineMessage<T extends string, S extends z.ZodTypeAny>(name: string, template: T, version: number, schema: S): MessageSpec<T, S> {
+  const subject = new SubjectTemplate(template);
+  const spec: MessageSpec<T, S> = { name, subject, version, schema, pattern: (params) => ({ spec, pattern: subject.pattern(params) }) };
+  return Object.freeze(spec);
+}
+
+export function defineRequest<T extends string, Q extends z.ZodTypeAny, R extends z.ZodTypeAny>(
+  name: string,
+  template: T,
+  request: { version: number; schema: Q },
+  reply: { version: number; schema: R },
+): RequestSpec<T, Q, R> {
+  const subject = new SubjectTemplate(template);
+  const spec: RequestSpec<T, Q, R> = {
+    name,
+    subject,
+    version: request.version,
+    schema: request.schema,
+    reply: Object.freeze({ ...reply }),
+    pattern: (params) => ({ spec, pattern: subject.pattern(params) }),
+  };
+  return Object.freeze(spec);
+}
+
+export function defineRecord<T extends string, S extends z.ZodTypeAny>(
+  name: string,
+  bucket: string,
+  keyTemplate: T,
+  version: number,
+  schema: S,
+  history = 1,
+): RecordSpec<T, S> {
+  return Object.freeze({ name, bucket, key: new SubjectTemplate(keyTemplate), version, schema, history });
+}

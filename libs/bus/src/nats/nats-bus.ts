@@ -1,0 +1,166 @@
+// The bus over NATS: core subjects for publish/subscribe/request, JetStream KV for state.
+// Outages never throw at callers: publishes wait in a bounded buffer, subscriptions and
+// watches re-attach when the connection returns.
+import { ErrorCode, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type NatsError } from 'nats';
+import { answerRequest, deliverMessage, ErrorReplyHeaders } from '../delivery';
+import { reportDropped } from '../diagnostics';
+import { BusErrors } from '../errors';
+import { assertHeaders, assertPattern, assertSubject } from '../subjects';
+import { withTraceContext } from '../trace';
+import type { Bus, BusMessage, BusStatus, KvOptions, KvStore, MessageHandler, RequestHandler, RequestOptions, ServeOptions, Subscription } from '../types';
+import { NatsConnectionKeeper, type NatsConnectionOptions } from './connection';
+import { NatsKvStore } from './nats-kv';
+import { CoreSubscription } from './core-subscription';
+
+export interface NatsBusOptions extends NatsConnectionOptions {
+  readonly maxPayloadBytes: number;
+  /** Bytes published while disconnected that nats.js may buffer; beyond it publishes are dropped. */
+  readonly reconnectBufferBytes: number;
+}
+
+const DEFAULT_QUEUE = 'dbproxy';
+
+export class NatsBus implements Bus {
+  readonly kind = 'nats' as const;
+  readonly name: string;
+  private readonly keeper: NatsConnectionKeeper;
+  private readonly live = new Set<{ unsubscribe(): void }>();
+  private bufferedBytes = 0;
+
+  constructor(private readonly opts: NatsBusOptions) {
+    this.name = opts.name;
+    this.keeper = new NatsConnectionKeeper(opts);
+    this.keeper.onConnected(() => (this.bufferedBytes = 0));
+  }
+
+  publish(subject: string, payload: Uint8Array, headers?: Record<string, string>): void {
+    this.checkOutgoing(subject, payload, headers);
+    const nc = this.keeper.current();
+    const state = this.keeper.status.value;
+    if (!nc || state === 'closed') return reportDropped(subject, 'publish-failed', state === 'closed' ? 'bus closed' : 'never connected');
+    if (state === 'disconnected') {
+      if (this.bufferedBytes + payload.byteLength > this.opts.reconnectBufferBytes) return reportDropped(subject, 'publish-failed', 'reconnect buffer full');
+      this.bufferedBytes += payload.byteLength;
+    }
+    try {
+      nc.publish(subject, payload, { headers: toNatsHeaders(withTraceContext(headers)) });
+    } catch (err) {
+      if ((err as NatsError).code === ErrorCode.MaxPayloadExceeded) throw BusErrors.payloadTooLarge(subject, payload.byteLength, nc.info?.max_payload ?? 0);
+      reportDropped(subject, 'publish-failed', err);
+    }
+  }
+
+  subscribe(pattern: string, handler: MessageHandler): Subscription {
+    return this.register(pattern, undefined, (m) => deliverMessage(handler, toBusMessage(m, m.subject)));
+  }
+
+  serve(pattern: string, handler: RequestHandler, opts?: ServeOptions): Subscription {
+    return this.register(pattern, opts?.queue ?? DEFAULT_QUEUE, (m) => {
+      void answerRequest(handler, toBusMessage(m, m.subject)).then((reply) => {
+        if (!m.reply) return;
+        try {
+          m.respond(reply.data, { headers: toNatsHeaders(reply.headers) });
+        } catch (err) {
+          reportDropped(m.reply, 'publish-failed', err);
+        }
+      });
+    });
+  }
+
+  async request(subject: string, payload: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
+    this.checkOutgoing(subject, payload, opts.headers);
+    const nc = this.connection(`request to ${subject}`);
+    let reply: Msg;
+    try {
+      reply = await nc.request(subject, payload, { timeout: opts.timeoutMs, headers: toNatsHeaders(withTraceContext(opts.headers)) });
+    } catch (err) {
+      throw requestError(subject, opts.timeoutMs, err);
+    }
+    const msg = toBusMessage(reply, subject);
+    const code = msg.headers[ErrorReplyHeaders.code];
+    if (code !== undefined) throw BusErrors.remote(subject, code, msg.headers[ErrorReplyHeaders.message] ?? '');
+    return msg;
+  }
+
+  async kv(bucket: string, opts?: KvOptions): Promise<KvStore> {
+    if (this.keeper.status.value === 'closed') throw BusErrors.closed(`kv ${bucket}`);
+    const store = new NatsKvStore(bucket, opts, this.keeper, this.opts.reconnectWaitMs, (sub) => this.track(sub));
+    // Create or bind the bucket now when we can, so configuration errors surface here.
+    if (this.keeper.status.value === 'connected') await store.open();
+    return store;
+  }
+
+  status(): BusStatus {
+    return this.keeper.status.value;
+  }
+
+  onStatus(listener: (status: BusStatus) => void): () => void {
+    return this.keeper.status.listen(listener);
+  }
+
+  waitForConnection(timeoutMs: number): Promise<void> {
+    return this.keeper.status.waitFor(timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    for (const sub of [...this.live]) sub.unsubscribe();
+    await this.keeper.close();
+  }
+
+  private register(pattern: string, queue: string | undefined, onMessage: (m: Msg) => void): Subscription {
+    assertPattern(pattern);
+    if (this.keeper.status.value === 'closed') throw BusErrors.closed(`subscribe to ${pattern}`);
+    return this.track(new CoreSubscription(this.keeper, pattern, queue, onMessage));
+  }
+
+  private track(sub: Subscription): Subscription {
+    const tracked = {
+      ready: sub.ready,
+      unsubscribe: (): void => {
+        this.live.delete(tracked);
+        sub.unsubscribe();
+      },
+    };
+    this.live.add(tracked);
+    return tracked;
+  }
+
+  private connection(operation: string): NatsConnection {
+    const nc = this.keeper.current();
+    const state = this.keeper.status.value;
+    if (state === 'closed') throw BusErrors.closed(operation);
+    if (!nc || state !== 'connected') throw BusErrors.unavailable(operation);
+    return nc;
+  }
+
+  private checkOutgoing(subject: string, payload: Uint8Array, headers: Record<string, string> | undefined): void {
+    assertSubject(subject);
+    assertHeaders(headers);
+    if (payload.byteLength > this.opts.maxPayloadBytes) throw BusErrors.payloadTooLarge(subject, payload.byteLength, this.opts.maxPayloadBytes);
+  }
+}
+
+function requestError(subject: string, timeoutMs: number, err: unknown): Error {
+  const code = (err as NatsError).code;
+  if (code === ErrorCode.Timeout) return BusErrors.timeout(subject, timeoutMs);
+  if (code === ErrorCode.NoResponders) return BusErrors.noResponders(subject);
+  return BusErrors.requestFailed.withCause(err, subject, String(code ?? err));
+}
+
+function toNatsHeaders(headers: Record<string, string> | undefined): MsgHdrs | undefined {
+  if (!headers) return undefined;
+  const entries = Object.entries(headers);
+  if (entries.length === 0) return undefined;
+  const h = natsHeaders();
+  for (const [name, value] of entries) h.set(name, value);
+  return h;
+}
+
+/** `subject` is the request subject for replies (not the inbox), as on the embedded bus. */
+export function toBusMessage(m: Msg, subject: string): BusMessage {
+  const headers: Record<string, string> = {};
+  if (m.headers) {
+    for (const [name, values] of m.headers) headers[name] = values[0] ?? '';
+  }
+  return { subject, data: m.data, headers: Object.freeze(headers) };
+}
