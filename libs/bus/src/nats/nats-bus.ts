@@ -43,7 +43,8 @@ export class NatsBus implements Bus {
       this.bufferedBytes += payload.byteLength;
     }
     try {
-      nc.publish(subject, payload, { headers: toNatsHeaders(withTraceContext(headers)) });
+      // nats.js keeps a reference until the socket write; copy so a reused buffer cannot change it.
+      nc.publish(subject, payload.slice(), { headers: toNatsHeaders(withTraceContext(headers)) });
     } catch (err) {
       if ((err as NatsError).code === ErrorCode.MaxPayloadExceeded) throw BusErrors.payloadTooLarge(subject, payload.byteLength, nc.info?.max_payload ?? 0);
       reportDropped(subject, 'publish-failed', err);
@@ -72,7 +73,7 @@ export class NatsBus implements Bus {
     const nc = this.connection(`request to ${subject}`);
     let reply: Msg;
     try {
-      reply = await nc.request(subject, payload, { timeout: opts.timeoutMs, headers: toNatsHeaders(withTraceContext(opts.headers)) });
+      reply = await nc.request(subject, payload.slice(), { timeout: opts.timeoutMs, headers: toNatsHeaders(withTraceContext(opts.headers)) });
     } catch (err) {
       throw requestError(subject, opts.timeoutMs, err);
     }
