@@ -1,0 +1,93 @@
+// startMariaDb: a primary and replicas on real GTID replication, on their own ports and files.
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { startMariaDb, type MariaDbServer, type ReplicatedServers } from '../src';
+
+jest.setTimeout(120_000);
+
+async function connect(server: MariaDbServer): Promise<Connection> {
+  return createConnection({ host: server.host, port: server.port, user: server.user, password: server.password });
+}
+
+async function query(server: MariaDbServer, sql: string): Promise<RowDataPacket[]> {
+  const connection = await connect(server);
+  try {
+    return (await connection.query<RowDataPacket[]>(sql))[0];
+  } finally {
+    await connection.end();
+  }
+}
+
+describe('startMariaDb', () => {
+  let cluster: ReplicatedServers<MariaDbServer>;
+
+  beforeAll(async () => {
+    cluster = await startMariaDb({ replicas: 1, serverIdBase: 10 });
+  });
+
+  afterAll(async () => {
+    await cluster?.destroy();
+  });
+
+  it('starts a primary and a replica in a fresh dbproxy-test- directory with distinct server ids', async () => {
+    const { primary, replicas } = cluster;
+    expect(cluster.dir.startsWith(`${tmpdir()}/dbproxy-test-`)).toBe(true);
+    expect(primary.dataDir.startsWith(cluster.dir)).toBe(true);
+    expect(replicas).toHaveLength(1);
+    expect(primary.port).not.toBe(replicas[0].port);
+    expect(primary.port).not.toBe(3306);
+    const [p] = await query(primary, 'SELECT @@server_id AS id, @@log_bin AS logBin, @@read_only AS ro');
+    const [r] = await query(replicas[0], 'SELECT @@server_id AS id, @@read_only AS ro');
+    expect(p).toMatchObject({ id: 10, logBin: 1, ro: 0 });
+    expect(r).toMatchObject({ id: 11, ro: 1 });
+  });
+
+  it('replicates a row written on the primary to the replica using GTIDs', async () => {
+    const { primary, replicas } = cluster;
+    await query(primary, 'CREATE DATABASE IF NOT EXISTS app');
+    await query(primary, 'CREATE TABLE app.items (id INT PRIMARY KEY, name VARCHAR(20))');
+    await query(primary, "INSERT INTO app.items VALUES (1, 'first')");
+    await cluster.waitForReplicaCatchUp();
+    expect(await query(replicas[0], 'SELECT id, name FROM app.items')).toEqual([{ id: 1, name: 'first' }]);
+    const [status] = await query(replicas[0], 'SHOW SLAVE STATUS');
+    expect(status).toMatchObject({ Using_Gtid: 'Slave_Pos', Master_Port: primary.port, Master_User: 'repl' });
+  });
+
+  it('keeps data across stop() and start() on the same port, and the replica catches up again', async () => {
+    const { primary, replicas } = cluster;
+    const port = primary.port;
+    await primary.stop();
+    expect(primary.pid).toBeUndefined();
+    await expect(query(primary, 'SELECT 1')).rejects.toThrow();
+    await primary.start();
+    expect(primary.port).toBe(port);
+    await query(primary, "INSERT INTO app.items VALUES (2, 'after restart')");
+    await cluster.waitForReplicaCatchUp();
+    expect(await query(replicas[0], 'SELECT id FROM app.items ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+
+  it('survives kill() of the replica and resumes replication on start()', async () => {
+    const { primary, replicas } = cluster;
+    await replicas[0].kill();
+    await query(primary, "INSERT INTO app.items VALUES (3, 'while replica down')");
+    await replicas[0].start();
+    await cluster.waitForReplicaCatchUp();
+    expect(await query(replicas[0], 'SELECT name FROM app.items WHERE id = 3')).toEqual([{ name: 'while replica down' }]);
+  });
+
+  it('reports its log file, which holds the server output', () => {
+    expect(cluster.primary.logTail()).toMatch(/ready for connections/);
+  });
+});
+
+describe('startMariaDb destroy', () => {
+  it('stops every server and deletes the run directory', async () => {
+    const cluster = await startMariaDb({ replicas: 0 });
+    const { primary, dir } = cluster;
+    expect(await query(primary, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    await cluster.destroy();
+    expect(existsSync(dir)).toBe(false);
+    await expect(query(primary, 'SELECT 1')).rejects.toThrow();
+  });
+});
