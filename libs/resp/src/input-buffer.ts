@@ -1,0 +1,53 @@
+// Accumulates socket chunks for a scanner without ever overwriting bytes already handed out.
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Holds unconsumed input as [start, end) of `buffer`. A chunk that arrives with nothing
+ * pending is used as is (no copy). Otherwise it is appended into spare capacity after `end`
+ * or, when that is short, into a new buffer sized for `needBytes` (so a large bulk value is
+ * copied once). Bytes before `end` are never rewritten, so views of frames the caller has
+ * forwarded stay valid.
+ */
+export class InputBuffer {
+  buffer: Buffer = EMPTY;
+  start = 0;
+  end = 0;
+  private owned = false;
+
+  constructor(private readonly minCapacity = 16 * 1024) {}
+
+  /** Unconsumed bytes. */
+  get length(): number {
+    return this.end - this.start;
+  }
+
+  /** Adds `chunk`; `needBytes` (a scanner's hint, counted from `start`) sizes any new buffer. */
+  append(chunk: Buffer, needBytes = 0): void {
+    const pending = this.end - this.start;
+    if (pending === 0) {
+      this.buffer = chunk;
+      this.start = 0;
+      this.end = chunk.length;
+      this.owned = false;
+      return;
+    }
+    if (this.owned && this.end + chunk.length <= this.buffer.length) {
+      chunk.copy(this.buffer, this.end);
+      this.end += chunk.length;
+      return;
+    }
+    const size = Math.max(pending + chunk.length, needBytes, pending * 2, this.minCapacity);
+    const next = Buffer.allocUnsafe(size);
+    this.buffer.copy(next, 0, this.start, this.end);
+    chunk.copy(next, pending);
+    this.buffer = next;
+    this.start = 0;
+    this.end = pending + chunk.length;
+    this.owned = true;
+  }
+
+  /** Marks everything before `position` (an offset into `buffer`) as consumed. */
+  consume(position: number): void {
+    this.start = position;
+  }
+}
