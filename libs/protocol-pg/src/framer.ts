@@ -1,0 +1,206 @@
+// Streaming framer: cuts a byte stream into startup packets, typed messages or the one-byte
+// encryption answer, without decoding them; frames that sit in one chunk are zero-copy slices.
+import { EncryptionResponseCode, StartupCode } from './codes';
+import { InvalidLength, MalformedMessage, MessageTooLarge, UnexpectedData } from './errors';
+
+/** What the framer expects next on the stream. */
+export type FramePhase = 'startup' | 'typed' | 'encryption-response';
+
+export interface Frame {
+  /** 'startup': untyped length-prefixed packet; 'typed': type byte + int32 length; 'encryption-response': one byte. */
+  readonly kind: FramePhase;
+  /** The type byte, the startup packet's int32 request code / protocol version, or the answer byte. */
+  readonly code: number;
+  /** The whole frame exactly as on the wire: forward this to pass the message through untouched. */
+  readonly bytes: Buffer;
+  /** The body after the header (after the int32 code for startup packets). */
+  readonly payload: Buffer;
+}
+
+export interface FramerOptions {
+  /** Largest typed frame accepted, header included; larger declared lengths fail before buffering. Default 64 MiB. */
+  readonly maxMessageSize?: number;
+  /** Largest startup packet accepted; PostgreSQL's own limit is 10000 bytes. */
+  readonly maxStartupSize?: number;
+  /** Where the stream starts: 'startup' for bytes from a client, 'typed' for bytes from a server. */
+  readonly phase?: FramePhase;
+  /** Names the peer in error messages ('frontend' or 'backend'). */
+  readonly peer?: string;
+}
+
+export const DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024;
+export const DEFAULT_MAX_STARTUP_SIZE = 10000;
+
+const HEADER_SIZE: Record<FramePhase, number> = { startup: 8, typed: 5, 'encryption-response': 1 };
+
+/** Requests after which the peer must wait for our answer before sending anything more. */
+const ANSWER_AWAITING: ReadonlyMap<number, string> = new Map([
+  [StartupCode.SSLRequest, 'SSLRequest'],
+  [StartupCode.GSSENCRequest, 'GSSENCRequest'],
+  [StartupCode.CancelRequest, 'CancelRequest'],
+]);
+
+export class PgFramer {
+  private phaseNow: FramePhase;
+  private readonly maxMessageSize: number;
+  private readonly maxStartupSize: number;
+  private readonly peer: string;
+  private readonly head = Buffer.alloc(8);
+  private headLength = 0;
+  private body: Buffer | null = null;
+  private bodyLength = 0;
+  private failure: Error | null = null;
+  /** Set after a frame the peer must wait on; any byte after it in the same push is a violation. */
+  private mustBeSilentAfter: string | null = null;
+
+  constructor(options: FramerOptions = {}) {
+    this.phaseNow = options.phase ?? 'typed';
+    this.maxMessageSize = options.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE;
+    this.maxStartupSize = options.maxStartupSize ?? DEFAULT_MAX_STARTUP_SIZE;
+    this.peer = options.peer ?? 'peer';
+  }
+
+  get phase(): FramePhase {
+    return this.phaseNow;
+  }
+
+  /** Bytes held back waiting for the rest of a frame. */
+  get buffered(): number {
+    return this.body ? this.bodyLength : this.headLength;
+  }
+
+  /** The next frame is an untyped startup packet (a new client, or one that was refused TLS). */
+  expectStartup(): void {
+    this.switchTo('startup');
+  }
+
+  /** The next byte is a server's answer to our SSLRequest/GSSENCRequest. */
+  expectEncryptionResponse(): void {
+    this.switchTo('encryption-response');
+  }
+
+  /** The stream carries typed messages from now on. */
+  expectTyped(): void {
+    this.switchTo('typed');
+  }
+
+  private switchTo(phase: FramePhase): void {
+    if (this.buffered > 0) throw UnexpectedData(this.buffered, `the ${this.phaseNow} phase`);
+    this.phaseNow = phase;
+  }
+
+  /**
+   * Feeds one chunk; calls `onFrame` for each complete frame in order. Throws a typed
+   * DBP_ERR_PG_* error on a malformed stream, and keeps throwing it on later pushes.
+   */
+  push(chunk: Buffer, onFrame: (frame: Frame) => void): void {
+    if (this.failure) throw this.failure;
+    try {
+      this.mustBeSilentAfter = null;
+      let offset = 0;
+      while (offset < chunk.length) {
+        if (this.mustBeSilentAfter) throw UnexpectedData(chunk.length - offset, this.mustBeSilentAfter);
+        offset = this.buffered > 0 ? this.fill(chunk, offset, onFrame) : this.cut(chunk, offset, onFrame);
+      }
+    } catch (err) {
+      this.failure = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    }
+  }
+
+  /** Frames straight out of `chunk` from `offset`; returns the new offset. */
+  private cut(chunk: Buffer, offset: number, onFrame: (frame: Frame) => void): number {
+    const available = chunk.length - offset;
+    if (available < HEADER_SIZE[this.phaseNow]) {
+      chunk.copy(this.head, 0, offset);
+      this.headLength = available;
+      return chunk.length;
+    }
+    const total = this.frameLength(chunk, offset);
+    if (available < total) {
+      this.body = Buffer.allocUnsafe(total);
+      chunk.copy(this.body, 0, offset);
+      this.bodyLength = available;
+      return chunk.length;
+    }
+    this.emit(chunk.subarray(offset, offset + total), onFrame);
+    return offset + total;
+  }
+
+  /** Continues a frame that began in an earlier chunk; returns the new offset. */
+  private fill(chunk: Buffer, offset: number, onFrame: (frame: Frame) => void): number {
+    if (!this.body) {
+      const headerSize = HEADER_SIZE[this.phaseNow];
+      const n = Math.min(headerSize - this.headLength, chunk.length - offset);
+      chunk.copy(this.head, this.headLength, offset, offset + n);
+      this.headLength += n;
+      offset += n;
+      if (this.headLength < headerSize) return offset;
+      this.body = Buffer.allocUnsafe(this.frameLength(this.head, 0));
+      this.head.copy(this.body, 0, 0, headerSize);
+      this.bodyLength = headerSize;
+      this.headLength = 0;
+    }
+    const n = Math.min(this.body.length - this.bodyLength, chunk.length - offset);
+    chunk.copy(this.body, this.bodyLength, offset, offset + n);
+    this.bodyLength += n;
+    offset += n;
+    if (this.bodyLength === this.body.length) {
+      const frame = this.body;
+      this.body = null;
+      this.bodyLength = 0;
+      this.emit(frame, onFrame);
+    }
+    return offset;
+  }
+
+  /** Total frame size from a complete header at `at`; validates it against the limits. */
+  private frameLength(buf: Buffer, at: number): number {
+    if (this.phaseNow === 'encryption-response') return 1;
+    if (this.phaseNow === 'typed') {
+      const length = buf.readInt32BE(at + 1);
+      const what = `${this.peer} '${printable(buf[at])}'`;
+      if (length < 4) throw InvalidLength(what, length);
+      if (length + 1 > this.maxMessageSize) throw MessageTooLarge(what, length + 1, this.maxMessageSize);
+      return length + 1;
+    }
+    const length = buf.readInt32BE(at);
+    const code = buf.readInt32BE(at + 4);
+    if (length < 8) throw InvalidLength('startup packet', length);
+    if (length > this.maxStartupSize) throw MessageTooLarge('startup packet', length, this.maxStartupSize);
+    const fixed = code === StartupCode.CancelRequest ? 16 : ANSWER_AWAITING.has(code) ? 8 : 0;
+    if (fixed !== 0 && length !== fixed) throw InvalidLength(ANSWER_AWAITING.get(code) ?? 'startup packet', length);
+    return length;
+  }
+
+  private emit(bytes: Buffer, onFrame: (frame: Frame) => void): void {
+    const kind = this.phaseNow;
+    if (kind === 'typed') {
+      onFrame({ kind, code: bytes[0], bytes, payload: bytes.subarray(5) });
+    } else if (kind === 'startup') {
+      const code = bytes.readInt32BE(4);
+      const awaited = ANSWER_AWAITING.get(code);
+      if (awaited) this.mustBeSilentAfter = awaited;
+      else this.phaseNow = 'typed';
+      onFrame({ kind, code, bytes, payload: bytes.subarray(8) });
+    } else {
+      this.emitEncryptionResponse(bytes, onFrame);
+    }
+  }
+
+  private emitEncryptionResponse(bytes: Buffer, onFrame: (frame: Frame) => void): void {
+    const code = bytes[0];
+    const accepted = code === EncryptionResponseCode.Accept || code === EncryptionResponseCode.AcceptGss;
+    if (!accepted && code !== EncryptionResponseCode.Refuse) {
+      throw MalformedMessage('encryption response', `unexpected byte 0x${code.toString(16)}`);
+    }
+    this.phaseNow = 'typed';
+    // After 'S'/'G' the stream switches to TLS/GSS: plaintext bytes behind it would be injected (CVE-2021-23222).
+    if (accepted) this.mustBeSilentAfter = `the encryption answer '${printable(code)}'`;
+    onFrame({ kind: 'encryption-response', code, bytes, payload: bytes.subarray(1) });
+  }
+}
+
+function printable(byte: number): string {
+  return byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `0x${byte.toString(16).padStart(2, '0')}`;
+}
