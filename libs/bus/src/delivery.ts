@@ -11,14 +11,18 @@ export const ErrorReplyHeaders = {
   message: 'Dbp-Error-Message',
 } as const;
 
+/** Routes a handler's asynchronous failure to `onError`; sync results need nothing. */
+export function settle(result: void | PromiseLike<void>, onError: (err: unknown) => void): void {
+  if (result && typeof result.then === 'function') result.then(undefined, onError);
+}
+
 export function deliverMessage(handler: MessageHandler, msg: BusMessage): void {
   const onError = (err: unknown): void => {
     if (!wasReported(err)) reportDropped(msg.subject, 'handler-error', err);
   };
   inTraceContext(msg.headers, () => {
     try {
-      const result = handler(msg);
-      if (result instanceof Promise) result.catch(onError);
+      settle(handler(msg), onError);
     } catch (err) {
       onError(err);
     }

@@ -1,4 +1,5 @@
 // KvStore over an in-process EmbeddedBucket; watch delivery is asynchronous and ordered like NATS.
+import { settle } from '../delivery';
 import { reportDropped } from '../diagnostics';
 import { BusErrors } from '../errors';
 import { historyOf } from '../kv-options';
@@ -70,8 +71,7 @@ export class EmbeddedKvStore implements KvStore {
     const run = (item: WatchItem): void => {
       if (item === INITIALIZED) return markReady();
       try {
-        const result = handler(copyOf(item));
-        if (result instanceof Promise) result.catch((err: unknown) => onError(err, item));
+        settle(handler(copyOf(item)), (err) => onError(err, item));
       } catch (err) {
         onError(err, item);
       }

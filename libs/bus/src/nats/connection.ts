@@ -28,7 +28,8 @@ export class NatsConnectionKeeper {
 
   constructor(private readonly opts: NatsConnectionOptions) {
     this.status = new ConnectionStatus('disconnected', opts.servers.join(','));
-    this.running = this.keepConnected();
+    // keepConnected handles its own failures; the catch only guarantees no unhandled rejection.
+    this.running = this.keepConnected().catch(() => undefined);
   }
 
   /** The connection, also while nats.js is reconnecting it; undefined before the first connect. */
@@ -39,7 +40,7 @@ export class NatsConnectionKeeper {
   /** Called on every (re)connection, and at once when already connected. */
   onConnected(listener: ConnectedListener): () => void {
     this.connectedListeners.add(listener);
-    if (this.nc && this.status.value === 'connected') listener(this.nc, true);
+    if (this.nc && this.status.value === 'connected') this.notify(listener, this.nc, true);
     return () => this.connectedListeners.delete(listener);
   }
 
@@ -111,20 +112,26 @@ export class NatsConnectionKeeper {
   }
 
   private async followStatus(nc: NatsConnection): Promise<void> {
-    for await (const event of nc.status()) {
-      if (event.type === Events.Disconnect) this.status.set('disconnected');
-      else if (event.type === Events.Reconnect) this.connected(nc, false);
+    try {
+      for await (const event of nc.status()) {
+        if (event.type === Events.Disconnect) this.status.set('disconnected');
+        else if (event.type === Events.Reconnect) this.connected(nc, false);
+      }
+    } catch {
+      // The iterator ends with the connection; keepConnected sees that through nc.closed().
     }
   }
 
   private connected(nc: NatsConnection, fresh: boolean): void {
     this.status.set('connected');
-    for (const listener of [...this.connectedListeners]) {
-      try {
-        listener(nc, fresh);
-      } catch {
-        // One subscription failing to attach must not stop the others.
-      }
+    for (const listener of [...this.connectedListeners]) this.notify(listener, nc, fresh);
+  }
+
+  private notify(listener: ConnectedListener, nc: NatsConnection, fresh: boolean): void {
+    try {
+      listener(nc, fresh);
+    } catch {
+      // One subscription failing to attach (connection closing under it) must not stop the others.
     }
   }
 

@@ -1,6 +1,7 @@
 // A JetStream KV watch that outlives outages: restarted after every reconnection from the
 // revision after the last one delivered, so the latest value arrives and nothing arrives twice.
 import type { KV, KvEntry as NatsKvEntry } from 'nats';
+import { settle } from '../delivery';
 import { reportDropped } from '../diagnostics';
 import type { KvEntry, Subscription } from '../types';
 import type { NatsConnectionKeeper } from './connection';
@@ -85,8 +86,7 @@ export class NatsKvWatch implements Subscription {
   private deliver(entry: KvEntry): void {
     const onError = (err: unknown): void => reportDropped(`$KV.${this.store.bucket}.${entry.key}`, 'handler-error', err);
     try {
-      const result = this.handler(entry);
-      if (result instanceof Promise) result.catch(onError);
+      settle(this.handler(entry), onError);
     } catch (err) {
       onError(err);
     }
