@@ -1,0 +1,210 @@
+// Packet framing: 3-byte length + sequence id headers, payloads of 16 MiB and more reassembled,
+// a bounded maximum size, and packets handed out as slices of the fed chunk where possible.
+import { MAX_FRAME_PAYLOAD } from './cursor';
+import { InvalidState, PacketTooLarge, SequenceMismatch } from './errors';
+
+/** Default bound on one logical packet (payload bytes, all frames together). */
+export const DEFAULT_MAX_PACKET_SIZE = 64 * 1024 * 1024;
+
+/** One logical packet: a payload with its header(s). */
+export interface MysqlPacket {
+  /** Sequence id of the first frame. */
+  readonly sequenceId: number;
+  /** Sequence id of the last frame; differs from `sequenceId` only for payloads of 16 MiB - 1 and more. */
+  readonly lastSequenceId: number;
+  /** The payload, without headers. */
+  readonly payload: Buffer;
+  /** The packet as it was on the wire, headers included; a slice of the fed chunk when it was wholly in one. */
+  readonly wire: Buffer;
+}
+
+export interface PacketFramerOptions {
+  /** Largest payload accepted; bigger packets raise DBP_ERR_MYSQL_PACKET_TOO_LARGE before any buffering. */
+  readonly maxPacketSize?: number;
+}
+
+/** Return `false` from the handler to stop framing after this packet (e.g. before a TLS upgrade). */
+export type PacketHandler = (packet: MysqlPacket) => boolean | void;
+
+/** Streaming framer: feed it socket chunks of any size, it calls back with complete packets. */
+export class PacketFramer {
+  readonly maxPacketSize: number;
+  private readonly header = Buffer.alloc(4);
+  private headerFill = 0;
+  private frame: Buffer | null = null; // a frame split across chunks, header included
+  private frameFill = 0;
+  private parts: Buffer[] = []; // frames of a payload of 16 MiB - 1 or more, in arrival order
+  private partsPayload = 0;
+  private failure: Error | null = null;
+
+  constructor(options: PacketFramerOptions = {}) {
+    this.maxPacketSize = options.maxPacketSize ?? DEFAULT_MAX_PACKET_SIZE;
+    if (!Number.isSafeInteger(this.maxPacketSize) || this.maxPacketSize < 0) {
+      throw InvalidState(`maxPacketSize must be a non-negative integer, got ${this.maxPacketSize}`);
+    }
+  }
+
+  /** Bytes held back waiting for the rest of a packet. */
+  get bufferedBytes(): number {
+    return this.headerFill + this.frameFill + this.partsPayload + this.parts.length * 4;
+  }
+
+  /**
+   * Frames `chunk`. Returns the unconsumed rest of the chunk when the handler stopped early
+   * (returned `false`), otherwise `undefined`. A framing error is thrown and poisons the framer.
+   */
+  feed(chunk: Buffer, onPacket: PacketHandler): Buffer | undefined {
+    if (this.failure) throw this.failure;
+    try {
+      return this.consume(chunk, onPacket);
+    } catch (err) {
+      this.failure = err instanceof Error ? err : InvalidState(String(err));
+      throw err;
+    }
+  }
+
+  private consume(chunk: Buffer, onPacket: PacketHandler): Buffer | undefined {
+    let off = 0;
+    for (;;) {
+      if (this.frame) {
+        off = this.fillFrame(chunk, off);
+        if (this.frameFill < this.frame.length) return undefined;
+        if (this.onFrame(this.takeFrame(), onPacket) === false) return chunk.subarray(off);
+        continue;
+      }
+      if (off >= chunk.length) return undefined;
+      if (this.headerFill > 0 || chunk.length - off < 4) {
+        off = this.fillHeader(chunk, off);
+        continue;
+      }
+      const length = chunk.readUIntLE(off, 3);
+      this.checkSize(length);
+      if (chunk.length - off >= 4 + length) {
+        const frame = chunk.subarray(off, off + 4 + length);
+        off += 4 + length;
+        if (this.onFrame(frame, onPacket) === false) return chunk.subarray(off);
+      } else {
+        this.startFrame(length).set(chunk.subarray(off, off + 4), 0);
+        off += 4;
+      }
+    }
+  }
+
+  // Collects a header split across chunks; once whole, opens the frame buffer.
+  private fillHeader(chunk: Buffer, off: number): number {
+    const n = Math.min(4 - this.headerFill, chunk.length - off);
+    chunk.copy(this.header, this.headerFill, off, off + n);
+    this.headerFill += n;
+    if (this.headerFill === 4) {
+      const length = this.header.readUIntLE(0, 3);
+      this.checkSize(length);
+      this.startFrame(length).set(this.header, 0);
+      this.headerFill = 0;
+    }
+    return off + n;
+  }
+
+  private startFrame(length: number): Buffer {
+    this.frame = Buffer.allocUnsafe(4 + length);
+    this.frameFill = 4;
+    return this.frame;
+  }
+
+  private fillFrame(chunk: Buffer, off: number): number {
+    const frame = this.frame as Buffer;
+    const n = Math.min(frame.length - this.frameFill, chunk.length - off);
+    chunk.copy(frame, this.frameFill, off, off + n);
+    this.frameFill += n;
+    return off + n;
+  }
+
+  private takeFrame(): Buffer {
+    const frame = this.frame as Buffer;
+    this.frame = null;
+    this.frameFill = 0;
+    return frame;
+  }
+
+  private checkSize(frameLength: number): void {
+    const total = this.partsPayload + frameLength;
+    if (total > this.maxPacketSize) throw PacketTooLarge(total, this.maxPacketSize);
+  }
+
+  private onFrame(frame: Buffer, onPacket: PacketHandler): boolean | void {
+    const length = frame.length - 4;
+    const sequenceId = frame[3];
+    if (this.parts.length === 0) {
+      if (length < MAX_FRAME_PAYLOAD) {
+        return onPacket({ sequenceId, lastSequenceId: sequenceId, payload: frame.subarray(4), wire: frame });
+      }
+    } else {
+      const expected = (this.parts[this.parts.length - 1][3] + 1) & 0xff;
+      if (sequenceId !== expected) throw SequenceMismatch(sequenceId, expected);
+    }
+    this.parts.push(frame);
+    this.partsPayload += length;
+    if (length === MAX_FRAME_PAYLOAD) return undefined;
+    return onPacket(this.assemble());
+  }
+
+  private assemble(): MysqlPacket {
+    const parts = this.parts;
+    const payload = Buffer.allocUnsafe(this.partsPayload);
+    let at = 0;
+    for (const part of parts) at += part.copy(payload, at, 4);
+    this.parts = [];
+    this.partsPayload = 0;
+    return {
+      sequenceId: parts[0][3],
+      lastSequenceId: parts[parts.length - 1][3],
+      payload,
+      wire: Buffer.concat(parts),
+    };
+  }
+}
+
+/** Frames one payload (splitting at 16 MiB - 1) into a new buffer; returns it. For tests and one-offs. */
+export function framePayload(payload: Uint8Array, sequenceId: number): Buffer {
+  const frames = Math.floor(payload.length / MAX_FRAME_PAYLOAD) + 1;
+  const out = Buffer.allocUnsafe(payload.length + frames * 4);
+  for (let i = 0; i < frames; i++) {
+    const from = i * MAX_FRAME_PAYLOAD;
+    const size = Math.min(MAX_FRAME_PAYLOAD, payload.length - from);
+    const to = from + i * 4;
+    out.writeUIntLE(size, to, 3);
+    out[to + 3] = (sequenceId + i) & 0xff;
+    out.set(payload.subarray(from, from + size), to + 4);
+  }
+  return out;
+}
+
+/**
+ * Collects wire slices for one write, merging neighbours that are adjacent in the same
+ * backend chunk, so forwarding a run of rows costs one Buffer instead of one per row.
+ */
+export class WireBatch {
+  private slices: Buffer[] = [];
+  private total = 0;
+
+  get byteLength(): number {
+    return this.total;
+  }
+
+  push(slice: Buffer): void {
+    this.total += slice.length;
+    const last = this.slices[this.slices.length - 1];
+    if (last && last.buffer === slice.buffer && last.byteOffset + last.length === slice.byteOffset) {
+      this.slices[this.slices.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + slice.length);
+      return;
+    }
+    this.slices.push(slice);
+  }
+
+  /** The collected slices (to hand to `socket.write` inside cork/uncork); the batch is emptied. */
+  take(): Buffer[] {
+    const out = this.slices;
+    this.slices = [];
+    this.total = 0;
+    return out;
+  }
+}
