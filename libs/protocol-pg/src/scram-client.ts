@@ -16,6 +16,8 @@ import {
 
 export interface ScramClientOptions {
   readonly password: string;
+  /** Sent in client-first; PostgreSQL ignores it (it authenticates the startup user), so libpq sends none. */
+  readonly username?: string;
   readonly random?: RandomSource;
   /** Refuse servers that ask for more PBKDF2 iterations than this (a hostile server could burn our CPU). */
   readonly maxIterations?: number;
@@ -44,10 +46,11 @@ export class ScramClientSession {
     return SCRAM_SHA_256;
   }
 
-  /** The client-first message for SASLInitialResponse. The user name is left empty: the server uses the startup user. */
+  /** The client-first message for SASLInitialResponse. */
   clientFirst(): Buffer {
     this.advance('initial', 'clientFirst');
-    this.clientFirstBare = `n=,r=${this.clientNonce}`;
+    const saslname = (this.options.username ?? '').replace(/=/g, '=3D').replace(/,/g, '=2C');
+    this.clientFirstBare = `n=${saslname},r=${this.clientNonce}`;
     return Buffer.from(GS2_HEADER + this.clientFirstBare);
   }
 
