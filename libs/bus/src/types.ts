@@ -48,10 +48,10 @@ export interface Bus {
   readonly kind: BusKind;
   readonly name: string;
   /**
-   * Fire and forget. Never throws on an outage: while disconnected the message waits in a
-   * bounded reconnect buffer, beyond it (or before the first connection) it is dropped and
-   * reported on `Channels.busMessageDropped` with reason `publish-failed`. Throws only on
-   * caller errors (invalid subject or header, payload too large).
+   * Fire and forget. Never throws on an outage: while disconnected (or not yet connected) the
+   * message waits in a bounded buffer and goes out on reconnection; beyond the bound it is
+   * dropped and reported on `Channels.busMessageDropped` with reason `publish-failed`. Throws
+   * only on caller errors (invalid subject or header, payload too large).
    */
   publish(subject: string, payload: Uint8Array, headers?: Record<string, string>): void;
   /** `*` matches one token, `>` one or more trailing tokens. Handler errors are reported, never thrown. */

@@ -1,5 +1,5 @@
 // Runs the bus contract on the embedded in-process bus, plus what only the embedded bus does.
-import { createBus, EmbeddedBroker, sharedEmbeddedBroker } from '../src/index';
+import { createBus, droppedMessageCounts, EmbeddedBroker, sharedEmbeddedBroker } from '../src/index';
 import { runBusContract } from './contract';
 
 describe('embedded bus', () => {
@@ -25,5 +25,19 @@ describe('embedded bus', () => {
     expect(got).toEqual(['hello']);
     expect(b.status()).toBe('connected');
     await b.close();
+  });
+
+  it('bounds the messages waiting for one subscription and reports the overflow as slow-consumer', async () => {
+    const small = new EmbeddedBroker({ maxPendingPerSubscription: 3 });
+    const bus = createBus({ name: 'bounded', embedded: small });
+    const got: number[] = [];
+    await bus.subscribe('bounded.x', (m) => void got.push(m.data[0] ?? -1)).ready;
+    const before = droppedMessageCounts()['slow-consumer'];
+    // Published in one turn of the event loop: nothing is delivered before the queue fills.
+    for (let i = 0; i < 10; i++) bus.publish('bounded.x', new Uint8Array([i]));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(got).toEqual([0, 1, 2]);
+    expect(droppedMessageCounts()['slow-consumer']).toBe(before + 7);
+    await bus.close();
   });
 });

@@ -15,8 +15,8 @@ describe('NATS outage', () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
 
-  const open = async (name: string, connect = true): Promise<Bus> => {
-    const bus = createBus({ name, natsUrl: server.url, reconnectWaitMs: 200, connectTimeoutMs: 1000 });
+  const open = async (name: string, connect = true, reconnectBufferBytes?: number): Promise<Bus> => {
+    const bus = createBus({ name, natsUrl: server.url, reconnectWaitMs: 200, connectTimeoutMs: 1000, ...(reconnectBufferBytes ? { reconnectBufferBytes } : {}) });
     buses.push(bus);
     if (connect) await bus.waitForConnection(5000);
     return bus;
@@ -112,18 +112,37 @@ describe('NATS outage', () => {
     expect(new Set(seen).size).toBe(seen.length);
   });
 
+  it('buffers publishes made during the outage up to the bound, sends them on reconnection, drops the rest', async () => {
+    const producer = await open('buffering', true, 1100); // five 200-byte messages (+ subject)
+    // Subscribed on the same connection: nats.js re-subscribes before it flushes the buffer,
+    // so this subscriber sees exactly what the buffer carried across the outage.
+    const got: number[] = [];
+    await producer.subscribe('buffered.x', (m) => void got.push(m.data[0] ?? -1)).ready;
+    await server.stop();
+    await eventually(() => producer.status() === 'disconnected', 5000);
+    const before = droppedMessageCounts()['publish-failed'];
+    for (let i = 0; i < 10; i++) producer.publish('buffered.x', new Uint8Array(200).fill(i));
+    expect(droppedMessageCounts()['publish-failed']).toBe(before + 5);
+    expect(got).toEqual([]);
+
+    await server.start();
+    await eventually(() => producer.status() === 'connected', 5000);
+    producer.publish('buffered.x', new Uint8Array(1).fill(99));
+    await eventually(() => got.includes(99), 5000);
+    expect(got).toEqual([0, 1, 2, 3, 4, 99]);
+  });
+
   it('starts without a server: stays disconnected, keeps subscriptions and watches, and attaches them when NATS appears', async () => {
     await server.stop();
     const bus = await open('early', false);
     expect(bus.status()).toBe('disconnected');
     await expect(bus.waitForConnection(300)).rejects.toMatchObject({ code: 'DBP_ERR_BUS_CONNECT_TIMEOUT' });
 
-    const dropsBefore = droppedMessageCounts()['publish-failed'];
-    expect(() => bus.publish('early.x', enc.encode('lost'))).not.toThrow();
-    expect(droppedMessageCounts()['publish-failed']).toBe(dropsBefore + 1);
-
     const got: string[] = [];
     const sub = bus.subscribe('early.>', (m) => void got.push(dec.decode(m.data)));
+    const dropsBefore = droppedMessageCounts()['publish-failed'];
+    expect(() => bus.publish('early.x', enc.encode('sent before NATS existed'))).not.toThrow();
+    expect(droppedMessageCounts()['publish-failed']).toBe(dropsBefore);
     const kv = await bus.kv('early');
     await expect(kv.put('k', enc.encode('v'))).rejects.toMatchObject({ code: 'DBP_ERR_BUS_UNAVAILABLE' });
     const watched: string[] = [];
@@ -137,6 +156,7 @@ describe('NATS outage', () => {
     other.publish('early.x', enc.encode('hello'));
     await (await other.kv('early')).put('k', enc.encode('v1'));
     await eventually(() => got.includes('hello') && watched.includes('k=v1'), 5000, 'late attachment');
+    expect(got[0]).toBe('sent before NATS existed');
   });
 
   it('closes promptly while the server is away', async () => {

@@ -11,10 +11,11 @@ import type { Bus, BusMessage, BusStatus, KvOptions, KvStore, MessageHandler, Re
 import { NatsConnectionKeeper, type NatsConnectionOptions } from './connection';
 import { NatsKvStore } from './nats-kv';
 import { CoreSubscription } from './core-subscription';
+import { PublishBuffer, type PendingPublish } from './publish-buffer';
 
 export interface NatsBusOptions extends NatsConnectionOptions {
   readonly maxPayloadBytes: number;
-  /** Bytes published while disconnected that nats.js may buffer; beyond it publishes are dropped. */
+  /** Bytes published while disconnected that are kept for the reconnection; beyond it publishes are dropped. */
   readonly reconnectBufferBytes: number;
 }
 
@@ -25,30 +26,28 @@ export class NatsBus implements Bus {
   readonly name: string;
   private readonly keeper: NatsConnectionKeeper;
   private readonly live = new Set<{ unsubscribe(): void }>();
-  private bufferedBytes = 0;
+  private readonly pending: PublishBuffer;
 
   constructor(private readonly opts: NatsBusOptions) {
     this.name = opts.name;
+    this.pending = new PublishBuffer(opts.reconnectBufferBytes);
     this.keeper = new NatsConnectionKeeper(opts);
-    this.keeper.onConnected(() => (this.bufferedBytes = 0));
+    // After the other listeners, so subscriptions are re-attached before the backlog goes out.
+    this.keeper.onConnected((nc) => queueMicrotask(() => this.sendBacklog(nc)));
   }
 
   publish(subject: string, payload: Uint8Array, headers?: Record<string, string>): void {
     this.checkOutgoing(subject, payload, headers);
     const nc = this.keeper.current();
     const state = this.keeper.status.value;
-    if (!nc || state === 'closed') return reportDropped(subject, 'publish-failed', state === 'closed' ? 'bus closed' : 'never connected');
-    if (state === 'disconnected') {
-      if (this.bufferedBytes + payload.byteLength > this.opts.reconnectBufferBytes) return reportDropped(subject, 'publish-failed', 'reconnect buffer full');
-      this.bufferedBytes += payload.byteLength;
+    if (state === 'closed') return reportDropped(subject, 'publish-failed', 'bus closed');
+    // nats.js keeps a reference until the socket write; copy so a reused buffer cannot change it.
+    const item = { subject, payload: payload.slice(), headers: toNatsHeaders(withTraceContext(headers)) };
+    if (!nc || state === 'disconnected') {
+      if (!this.pending.add(item)) reportDropped(subject, 'publish-failed', 'reconnect buffer full');
+      return;
     }
-    try {
-      // nats.js keeps a reference until the socket write; copy so a reused buffer cannot change it.
-      nc.publish(subject, payload.slice(), { headers: toNatsHeaders(withTraceContext(headers)) });
-    } catch (err) {
-      if ((err as NatsError).code === ErrorCode.MaxPayloadExceeded) throw BusErrors.payloadTooLarge(subject, payload.byteLength, nc.info?.max_payload ?? 0);
-      reportDropped(subject, 'publish-failed', err);
-    }
+    this.send(nc, item);
   }
 
   subscribe(pattern: string, handler: MessageHandler): Subscription {
@@ -106,6 +105,26 @@ export class NatsBus implements Bus {
   async close(): Promise<void> {
     for (const sub of [...this.live]) sub.unsubscribe();
     await this.keeper.close();
+    for (const item of this.pending.take()) reportDropped(item.subject, 'publish-failed', 'bus closed before NATS returned');
+  }
+
+  private send(nc: NatsConnection, item: PendingPublish): void {
+    try {
+      nc.publish(item.subject, item.payload, { headers: item.headers });
+    } catch (err) {
+      if ((err as NatsError).code !== ErrorCode.MaxPayloadExceeded) return reportDropped(item.subject, 'publish-failed', err);
+      throw BusErrors.payloadTooLarge(item.subject, item.payload.byteLength, nc.info?.max_payload ?? 0);
+    }
+  }
+
+  private sendBacklog(nc: NatsConnection): void {
+    for (const item of this.pending.take()) {
+      try {
+        this.send(nc, item);
+      } catch (err) {
+        reportDropped(item.subject, 'publish-failed', err);
+      }
+    }
   }
 
   private register(pattern: string, queue: string | undefined, onMessage: (m: Msg) => void): Subscription {
