@@ -1,2 +1,6 @@
-// Public entry point of observability.
-export {};
+// Public entry point of libs/observability: pino logging, prom-client metrics, OpenTelemetry
+// tracing over OTLP/HTTP, and the subscriber for libraries' diagnostics channels.
+export { createLogger, type Logger, type LoggerOptions } from './logging';
+export { MetricsRegistry, type MetricSpec, type HistogramSpec } from './metrics';
+export { startTracing, installPropagation, contextFromTraceparent, type Tracing, type TracingOptions } from './tracing';
+export { observeLibraryChannels } from './diagnostics';

@@ -1,0 +1,45 @@
+// Turns what libraries publish on node:diagnostics_channel into log lines and metrics.
+import { channel } from 'node:diagnostics_channel';
+import { Channels } from '@dbproxy/util';
+import type { Logger } from './logging';
+import type { MetricsRegistry } from './metrics';
+
+interface DroppedMessage {
+  subject?: string;
+  reason?: string;
+}
+
+interface StateTransition {
+  kind?: string;
+  id?: string | number;
+  from?: string;
+  to?: string;
+  reason?: string;
+}
+
+const asRecord = (message: unknown): Record<string, unknown> => (message !== null && typeof message === 'object' ? (message as Record<string, unknown>) : {});
+
+/** Subscribes the process's logger and metrics to every library channel; returns an unsubscribe. */
+export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry): () => void {
+  const dropped = metrics.counter({ name: 'dbproxy_bus_messages_dropped_total', help: 'Bus messages dropped: malformed, failed handler or undeliverable', labelNames: ['reason'] });
+  const transitions = metrics.counter({ name: 'dbproxy_state_transitions_total', help: 'State machine transitions by kind and target state', labelNames: ['kind', 'to'] });
+
+  const onDropped = (message: unknown) => {
+    const m = asRecord(message) as DroppedMessage;
+    dropped.inc({ reason: String(m.reason ?? 'unknown').split(':')[0] });
+    logger.warn({ subject: m.subject, reason: m.reason }, 'bus message dropped');
+  };
+  const onTransition = (message: unknown) => {
+    const m = asRecord(message) as StateTransition;
+    transitions.inc({ kind: String(m.kind ?? 'unknown'), to: String(m.to ?? 'unknown') });
+    if (logger.isLevelEnabled('debug')) logger.debug({ kind: m.kind, id: m.id, from: m.from, to: m.to, reason: m.reason }, 'state transition');
+  };
+  const subscriptions: [string, (message: unknown) => void][] = [
+    [Channels.busMessageDropped, onDropped],
+    [Channels.stateTransition, onTransition],
+  ];
+  for (const [name, fn] of subscriptions) channel(name).subscribe(fn);
+  return () => {
+    for (const [name, fn] of subscriptions) channel(name).unsubscribe(fn);
+  };
+}

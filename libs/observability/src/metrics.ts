@@ -1,0 +1,51 @@
+// Prometheus metrics: one registry per process with default Node.js metrics, and get-or-create
+// helpers so several services in one process can share metric names without clashing.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface MetricSpec<L extends string> {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames?: readonly L[];
+}
+
+export interface HistogramSpec<L extends string> extends MetricSpec<L> {
+  readonly buckets?: number[];
+}
+
+export class MetricsRegistry {
+  readonly registry = new Registry();
+
+  constructor(defaultLabels: Record<string, string> = {}) {
+    this.registry.setDefaultLabels(defaultLabels);
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  counter<L extends string>(spec: MetricSpec<L>): Counter<L> {
+    const existing = this.registry.getSingleMetric(spec.name);
+    if (existing) return existing as Counter<L>;
+    return new Counter({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [this.registry] });
+  }
+
+  gauge<L extends string>(spec: MetricSpec<L> & { collect?: (this: Gauge<L>) => void }): Gauge<L> {
+    const existing = this.registry.getSingleMetric(spec.name);
+    if (existing) return existing as Gauge<L>;
+    return new Gauge({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [this.registry], ...(spec.collect ? { collect: spec.collect } : {}) });
+  }
+
+  histogram<L extends string>(spec: HistogramSpec<L>): Histogram<L> {
+    const existing = this.registry.getSingleMetric(spec.name);
+    if (existing) return existing as Histogram<L>;
+    return new Histogram({
+      name: spec.name,
+      help: spec.help,
+      labelNames: spec.labelNames ?? [],
+      buckets: spec.buckets ?? [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+  }
+
+  /** The text exposition format for GET /metrics. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
