@@ -36,7 +36,7 @@ export class ServerGroup {
   }
 
   async destroy(): Promise<void> {
-    await Promise.allSettled(this.members.map((member) => member.destroy()));
+    await Promise.allSettled(this.members.map((member) => member.halt()));
     await this.run.remove();
   }
 

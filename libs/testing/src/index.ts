@@ -6,3 +6,6 @@ export type { ServerEndpoint, ServerProcess } from './server-process';
 export type { ReplicatedServers } from './group';
 export { startMariaDb, MARIADB_REPLICATION_USER, type MariaDbOptions, type MariaDbServer } from './mariadb';
 export { startPostgres, type PostgresOptions, type PostgresServer } from './postgres';
+export { startRedis, type RedisOptions, type RedisServer } from './redis';
+export { startRedisCluster, CLUSTER_SLOTS, type RedisCluster, type RedisClusterNode, type RedisClusterOptions } from './redis-cluster';
+export { startNats, type NatsOptions, type NatsServer } from './nats';

@@ -1,0 +1,171 @@
+// Redis primary with replicas (REPLICAOF), and the node launcher the Redis Cluster builder shares.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { InvalidOption, ReplicationFailed } from './errors';
+import { replicatedServers, settleAll, startGroup, type ReplicatedServers, type ServerGroup } from './group';
+import { LocalServer, startOnFreePort, type ServerLaunch, type ServerProcess } from './server-process';
+import { findBinary } from './system';
+import { waitFor } from './wait';
+
+export interface RedisOptions {
+  /** Number of replicas (default 1). */
+  replicas?: number;
+  /** Sets requirepass on every server (and masterauth, so replicas can sync). */
+  password?: string;
+}
+
+/** A Redis server on 127.0.0.1; `password` is set when the server requires AUTH. */
+export interface RedisServer extends ServerProcess {
+  readonly password: string | undefined;
+}
+
+export class RedisNode extends LocalServer implements RedisServer {
+  constructor(
+    launch: ServerLaunch,
+    port: number,
+    readonly password: string | undefined,
+  ) {
+    super(launch, port);
+  }
+}
+
+/** What differs between nodes: a replica's primary, cluster mode. */
+export interface RedisNodeConfig {
+  password?: string;
+  replicaOf?: RedisServer;
+  cluster?: { nodeTimeoutMs: number };
+}
+
+/** redis.conf of one node: snapshot on shutdown (so stop/start keeps data), no AOF, immediate replica sync. */
+function redisConf(dataDir: string, config: RedisNodeConfig): string {
+  const lines = [
+    'bind 127.0.0.1',
+    'protected-mode no',
+    'daemonize no',
+    'logfile ""',
+    `dir ${dataDir}`,
+    'dbfilename dump.rdb',
+    'save 3600 1',
+    'appendonly no',
+    'repl-diskless-sync yes',
+    'repl-diskless-sync-delay 0',
+    'maxmemory 256mb',
+  ];
+  if (config.password !== undefined) lines.push(`requirepass "${config.password}"`, `masterauth "${config.password}"`);
+  if (config.replicaOf) lines.push(`replicaof ${config.replicaOf.host} ${config.replicaOf.port}`);
+  if (config.cluster) {
+    lines.push('cluster-enabled yes', 'cluster-config-file nodes.conf', `cluster-node-timeout ${config.cluster.nodeTimeoutMs}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Runs `work` with a client that neither retries nor queues, so a down server fails fast. */
+export async function withRedis<T>(server: RedisServer, work: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({
+    host: server.host,
+    port: server.port,
+    password: server.password,
+    lazyConnect: true,
+    enableReadyCheck: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 3_000,
+    disconnectTimeout: 100, // ioredis otherwise keeps a 2 s timer after a refused connection
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await work(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** One INFO section as key/value pairs. */
+export async function redisInfo(server: RedisServer, section: string): Promise<Record<string, string>> {
+  const text = await withRedis(server, (client) => client.info(section));
+  const entries = text.split('\r\n').flatMap((line) => {
+    const at = line.indexOf(':');
+    return at > 0 && !line.startsWith('#') ? [[line.slice(0, at), line.slice(at + 1)] as const] : [];
+  });
+  return Object.fromEntries(entries);
+}
+
+/** Starts one redis-server in its own directory of `group`. */
+export async function startRedisNode<S extends RedisNode = RedisNode>(
+  group: ServerGroup,
+  name: string,
+  config: RedisNodeConfig,
+  pickPort?: () => Promise<number>,
+  create: (launch: ServerLaunch, port: number) => S = (launch, port) => new RedisNode(launch, port, config.password) as S,
+): Promise<S> {
+  const dir = await group.memberDir(name);
+  const dataDir = await group.memberDir(join(name, 'data'));
+  const confFile = join(dir, 'redis.conf');
+  await writeFile(confFile, redisConf(dataDir, config));
+  const launch: ServerLaunch = {
+    name: `${config.cluster ? 'redis-cluster' : 'redis'} ${name}`,
+    dir,
+    dataDir,
+    command: findBinary('redis-server'),
+    args: (port) => [confFile, '--port', String(port)],
+    stopSignal: 'SIGTERM', // saves dump.rdb (a save point is configured), then exits
+    quickExitSignal: 'SIGKILL',
+    // Ready when it answers PING (not LOADING) and INFO names our process (not someone else's server).
+    probe: (server) =>
+      withRedis(server as RedisNode, async (client) => {
+        await client.ping();
+        return (await client.info('server')).includes(`\r\nprocess_id:${server.pid}\r\n`);
+      }),
+  };
+  return group.track(await startOnFreePort((port) => create(launch, port), pickPort));
+}
+
+/** Waits until the replica's link to its primary is up. */
+export async function awaitReplicaLink(replica: RedisNode, timeoutMs = 30_000): Promise<void> {
+  const linked = async (): Promise<boolean> => (await redisInfo(replica, 'replication')).master_link_status === 'up';
+  await waitFor(linked, { timeoutMs, description: `${replica.name} link up` }).catch((err) => {
+    throw ReplicationFailed.withCause(err, replica.name, 'master_link_status is not up', replica.logFile, replica.logTail());
+  });
+}
+
+/** Waits until each replica has processed the primary's current replication offset. */
+async function catchUp(primary: RedisNode, replicas: readonly RedisNode[], timeoutMs: number): Promise<void> {
+  const offset = Number((await redisInfo(primary, 'replication')).master_repl_offset);
+  const waitOne = async (replica: RedisNode): Promise<void> => {
+    const reached = async (): Promise<boolean> => Number((await redisInfo(replica, 'replication')).slave_repl_offset) >= offset;
+    await waitFor(reached, { timeoutMs, intervalMs: 20 }).catch((err) => {
+      throw ReplicationFailed.withCause(err, replica.name, `not at offset ${offset} after ${timeoutMs} ms`, replica.logFile, replica.logTail());
+    });
+  };
+  await settleAll(replicas.map(waitOne));
+}
+
+/** A password goes into redis.conf quoted, so it may not contain quotes, backslashes or spaces. */
+export function checkPassword(password: string | undefined): string | undefined {
+  if (password !== undefined && !/^[^\s"'\\]+$/.test(password)) {
+    throw InvalidOption('password', 'must be non-empty without spaces, quotes or backslashes');
+  }
+  return password;
+}
+
+/** Starts a Redis primary and `replicas` replicas (REPLICAOF), optionally with a password. */
+export async function startRedis(options: RedisOptions = {}): Promise<ReplicatedServers<RedisServer>> {
+  const replicaCount = options.replicas ?? 1;
+  if (!Number.isInteger(replicaCount) || replicaCount < 0) throw InvalidOption('replicas', `expected an integer >= 0, got ${replicaCount}`);
+  const password = checkPassword(options.password);
+  return startGroup('redis', async (group) => {
+    const primary = await startRedisNode(group, 'primary', { password });
+    const names = Array.from({ length: replicaCount }, (_, i) => `replica${i + 1}`);
+    const replicas = await settleAll(
+      names.map(async (name) => {
+        const replica = await startRedisNode(group, name, { password, replicaOf: primary });
+        await awaitReplicaLink(replica);
+        return replica;
+      }),
+    );
+    return replicatedServers(group, primary, replicas, (running, timeoutMs) => catchUp(primary, running, timeoutMs));
+  });
+}
