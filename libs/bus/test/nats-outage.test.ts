@@ -28,11 +28,11 @@ describe('NATS outage', () => {
   });
   afterEach(async () => {
     await Promise.all(buses.splice(0).map((b) => b.close()));
-    await server.start();
+    if (server.pid === undefined) await server.start();
   });
   afterAll(async () => {
     process.off('unhandledRejection', onUnhandled);
-    await server.dispose();
+    await server.destroy();
   });
 
   it('survives a server restart: status follows, subscription and watch resume, KV data is kept', async () => {

@@ -1,5 +1,6 @@
 // Test helper: a throwaway nats-server with JetStream on a free port and its own store directory,
-// so a test can stop, kill and restart it (libs/testing had no startNats yet when this was written).
+// so a test can stop, kill and restart it. Same shape as libs/testing's startNats (which did not
+// exist yet when this was written), so switching is an import change.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
@@ -10,6 +11,8 @@ export interface NatsServerHandle {
   readonly url: string;
   readonly port: number;
   readonly storeDir: string;
+  /** Process id while running, else undefined. */
+  readonly pid: number | undefined;
   /** Starts the server again on the same port and store (after stop or kill). */
   start(): Promise<void>;
   /** Graceful stop (SIGTERM), waits for exit. */
@@ -17,7 +20,7 @@ export interface NatsServerHandle {
   /** SIGKILL, waits for exit. */
   kill(): Promise<void>;
   /** Stops and deletes the store directory. */
-  dispose(): Promise<void>;
+  destroy(): Promise<void>;
 }
 
 const NATS_SERVER = '/usr/sbin/nats-server';
@@ -82,10 +85,13 @@ export async function startNatsServer(): Promise<NatsServerHandle> {
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
+    get pid() {
+      return child?.pid;
+    },
     start,
     stop: () => signal('SIGTERM'),
     kill: () => signal('SIGKILL'),
-    dispose: async () => {
+    destroy: async () => {
       await signal('SIGTERM');
       rmSync(storeDir, { recursive: true, force: true });
     },

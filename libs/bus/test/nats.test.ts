@@ -11,7 +11,7 @@ describe('NATS bus', () => {
     server = await startNatsServer();
   });
   afterAll(async () => {
-    await server.dispose();
+    await server.destroy();
   });
 
   runBusContract('nats', async (name) => {
