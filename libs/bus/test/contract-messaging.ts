@@ -71,6 +71,8 @@ export function messagingContract(ctx: ContractContext): void {
       expect(() => bus.publish(`${ctx.prefix}.x`, bytes('x'), { 'Bad Name': 'v' })).toThrow(expect.objectContaining({ code: 'DBP_ERR_BUS_INVALID_HEADER' }));
       expect(() => bus.publish(`${ctx.prefix}.x`, bytes('x'), { Good: 'a\r\nb' })).toThrow(expect.objectContaining({ code: 'DBP_ERR_BUS_INVALID_HEADER' }));
       expect(() => bus.publish(`${ctx.prefix}.x`, new Uint8Array(2 * 1024 * 1024))).toThrow(expect.objectContaining({ code: 'DBP_ERR_BUS_PAYLOAD_TOO_LARGE' }));
+      // request reports the same caller errors as a rejection, on both buses.
+      await expect(bus.request(`${ctx.prefix}.*`, bytes('q'), { timeoutMs: 100 })).rejects.toMatchObject({ code: 'DBP_ERR_BUS_INVALID_SUBJECT' });
     });
 
     it('drops publishes after close without throwing, and reports the closed state', async () => {

@@ -54,7 +54,11 @@ export class EmbeddedBus implements Bus {
   }
 
   request(subject: string, payload: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
-    this.checkOutgoing(subject, payload, opts.headers);
+    try {
+      this.checkOutgoing(subject, payload, opts.headers); // rejects, like the NATS bus, never throws
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.state.value === 'closed') return Promise.reject(BusErrors.closed(`request to ${subject}`));
     return new Promise((resolve, reject) => {
       let settled = false;

@@ -74,7 +74,8 @@ export class NatsKvWatch implements Subscription {
       initializedFn: () => this.markReady(),
     });
     this.iterator = iterator;
-    if (this.stopped) iterator.stop();
+    // Stopped, or reconnected while the consumer was being created (possibly on the old server).
+    if (this.stopped || this.restartRequested) iterator.stop();
     for await (const e of iterator) {
       if (this.stopped) break;
       if (e.revision <= this.lastRevision) continue;
