@@ -169,3 +169,11 @@ describe('inferParameterType', () => {
     expect(inferParameterType({ kind: 'time', negative: false, days: 0, hours: 1, minutes: 0, seconds: 0, microseconds: 0 }).type).toBe(ColumnType.Time);
   });
 });
+
+describe('binary values: temporal field ranges', () => {
+  it('refuses fields that do not fit instead of truncating them', () => {
+    expect(thrownCode(() => encode(ColumnType.Time, false, { kind: 'time', negative: false, days: 0, hours: 838, minutes: 0, seconds: 0, microseconds: 0 }))).toBe('DBP_ERR_MYSQL_INVALID_VALUE');
+    expect(thrownCode(() => encode(ColumnType.DateTime, false, { kind: 'datetime', year: 2024, month: 13, day: 1, hour: 0, minute: 0, second: 0, microsecond: 0 }))).toBe('DBP_ERR_MYSQL_INVALID_VALUE');
+    expect(thrownCode(() => encode(ColumnType.Date, false, { kind: 'date', year: 10000, month: 1, day: 1 }))).toBe('DBP_ERR_MYSQL_INVALID_VALUE');
+  });
+});

@@ -145,6 +145,7 @@ function writeDateTime(w: PacketWriter, type: number, value: MysqlValue): void {
     throw InvalidValue(`${describe(value)} is not a date or datetime`);
   }
   const dt: MysqlDateTime = value.kind === 'date' ? { ...value, kind: 'datetime', hour: 0, minute: 0, second: 0, microsecond: 0 } : value;
+  checkFields(dt.kind, [dt.year, 9999], [dt.month, 12], [dt.day, 31], [dt.hour, 23], [dt.minute, 59], [dt.second, 59], [dt.microsecond, 999999]);
   const dateOnly = type === ColumnType.Date || type === ColumnType.NewDate;
   const length = dt.microsecond !== 0 && !dateOnly ? 11 : (dt.hour | dt.minute | dt.second) !== 0 && !dateOnly ? 7 : (dt.year | dt.month | dt.day) !== 0 ? 4 : 0;
   w.u8(length);
@@ -155,11 +156,18 @@ function writeDateTime(w: PacketWriter, type: number, value: MysqlValue): void {
 
 function writeTime(w: PacketWriter, value: MysqlValue): void {
   if (value === null || typeof value !== 'object' || Buffer.isBuffer(value) || value.kind !== 'time') throw InvalidValue(`${describe(value)} is not a time`);
+  checkFields('time', [value.days, 0xffffffff], [value.hours, 23], [value.minutes, 59], [value.seconds, 59], [value.microseconds, 999999]);
   const zero = (value.days | value.hours | value.minutes | value.seconds | value.microseconds) === 0;
   if (zero) return void w.u8(0);
   const length = value.microseconds !== 0 ? 12 : 8;
   w.u8(length).u8(value.negative ? 1 : 0).u32(value.days).u8(value.hours).u8(value.minutes).u8(value.seconds);
   if (length === 12) w.u32(value.microseconds);
+}
+
+function checkFields(kind: string, ...fields: [number, number][]): void {
+  for (const [v, max] of fields) {
+    if (!Number.isInteger(v) || v < 0 || v > max) throw InvalidValue(`${kind} field ${v} is not an integer in [0, ${max}]`);
+  }
 }
 
 function writeByteString(w: PacketWriter, type: number, value: MysqlValue): void {

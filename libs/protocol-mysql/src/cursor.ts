@@ -285,6 +285,28 @@ export class PacketWriter {
     return (this.sequenceId + frames) & 0xff;
   }
 
+  /**
+   * Writes one packet with `body`; if `body` throws (a value that cannot be encoded), the partial
+   * packet is discarded so the writer stays usable, and the error propagates.
+   */
+  framed(sequenceId: number, body: (w: this) => void): number {
+    this.begin(sequenceId);
+    try {
+      body(this);
+    } catch (err) {
+      this.truncate(this.packetStart);
+      throw err;
+    }
+    return this.end();
+  }
+
+  /** Drops everything written after `length` bytes (a value of `length` read earlier), open packet included. */
+  truncate(length: number): void {
+    if (length < 0 || length > this.pos) throw InvalidState(`truncate(${length}) outside 0..${this.pos}`);
+    this.pos = length;
+    if (this.packetStart >= length) this.packetStart = -1;
+  }
+
   /** Everything written since the last flush; the writer starts a fresh buffer so the result stays valid. */
   flush(): Buffer {
     if (this.packetStart >= 0) throw InvalidState('flush() while a packet is open');

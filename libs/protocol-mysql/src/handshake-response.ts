@@ -116,14 +116,14 @@ export function encodeSslRequest(
 export function encodeHandshakeResponse(w: PacketWriter, sequenceId: number, res: HandshakeResponseFields): number {
   const caps = res.capabilities >>> 0;
   const encoding = encodingForCollation(res.characterSet);
+  const long = !hasFlag(caps, Capability.PluginAuthLenencClientData) && hasFlag(caps, Capability.SecureConnection) && res.authResponse.length > 255;
+  if (long) throw MalformedPacket('auth response longer than 255 bytes without CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA');
   w.begin(sequenceId);
   writeFixedPrefix(w, res);
   w.nulString(res.username, encoding);
   if (hasFlag(caps, Capability.PluginAuthLenencClientData)) w.lenencBytes(res.authResponse);
-  else if (hasFlag(caps, Capability.SecureConnection)) {
-    if (res.authResponse.length > 255) throw MalformedPacket('auth response longer than 255 bytes without CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA');
-    w.u8(res.authResponse.length).bytes(res.authResponse);
-  } else w.bytes(res.authResponse).u8(0);
+  else if (hasFlag(caps, Capability.SecureConnection)) w.u8(res.authResponse.length).bytes(res.authResponse);
+  else w.bytes(res.authResponse).u8(0);
   if (hasFlag(caps, Capability.ConnectWithDb)) w.nulString(res.database ?? '', encoding);
   if (hasFlag(caps, Capability.PluginAuth)) w.nulString(res.authPlugin ?? '');
   if (hasFlag(caps, Capability.ConnectAttrs)) writeAttributes(w, res.connectAttributes ?? new Map());

@@ -171,3 +171,19 @@ describe('encodeResultSet', () => {
     expect(w.flush().subarray(4).toString('hex')).toBe('fc2c01');
   });
 });
+
+describe('encoder failures leave the writer usable', () => {
+  it('drops a half-written row or result set and keeps what was written before', () => {
+    const w = new PacketWriter();
+    encodeColumnCount(w, 1, 1);
+    const before = w.length;
+    const cols = [columnDefinition({ name: 't', type: ColumnType.Tiny })];
+    expect(thrownCode(() => encodeBinaryRow(w, 2, cols, [1000]))).toBe('DBP_ERR_MYSQL_INVALID_VALUE');
+    expect(w.length).toBe(before);
+    expect(thrownCode(() => encodeResultSet(w, 2, { columns: cols, rows: [[1], [1000]], binary: true }, P41))).toBe('DBP_ERR_MYSQL_INVALID_VALUE');
+    expect(w.length).toBe(before);
+    encodeBinaryRow(w, 2, cols, [7]);
+    const packets = decodeEveryWay(w.flush(), (p) => p.payload.toString('hex'));
+    expect(packets).toEqual(['01', '000007']);
+  });
+});

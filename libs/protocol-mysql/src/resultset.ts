@@ -62,17 +62,17 @@ export function decodeTextRow(payload: Buffer, columns: readonly ColumnDefinitio
 
 /** Writes a text row; values are formatted as the server would. Returns the next sequence id. */
 export function encodeTextRow(w: PacketWriter, sequenceId: number, values: readonly MysqlValue[]): number {
-  w.begin(sequenceId);
-  for (const value of values) {
-    if (value === null) {
-      w.lenencNull();
-      continue;
+  return w.framed(sequenceId, () => {
+    for (const value of values) {
+      if (value === null) {
+        w.lenencNull();
+        continue;
+      }
+      const text = formatTextValue(value);
+      if (typeof text === 'string') w.lenencString(text);
+      else w.lenencBytes(text);
     }
-    const text = formatTextValue(value);
-    if (typeof text === 'string') w.lenencString(text);
-    else w.lenencBytes(text);
-  }
-  return w.end();
+  });
 }
 
 /** Decodes a binary row (0x00, NULL bitmap with a 2-bit offset, values). */
@@ -106,11 +106,12 @@ export function encodeBinaryRow(w: PacketWriter, sequenceId: number, columns: re
   values.forEach((v, i) => {
     if (v === null) bitmap[(i + 2) >> 3] |= 1 << ((i + 2) & 7);
   });
-  w.begin(sequenceId).u8(BINARY_ROW_HEADER).bytes(bitmap);
-  values.forEach((v, i) => {
-    if (v !== null) writeBinaryValue(w, columns[i].type, (columns[i].flags & ColumnFlag.Unsigned) !== 0, v);
+  return w.framed(sequenceId, () => {
+    w.u8(BINARY_ROW_HEADER).bytes(bitmap);
+    values.forEach((v, i) => {
+      if (v !== null) writeBinaryValue(w, columns[i].type, (columns[i].flags & ColumnFlag.Unsigned) !== 0, v);
+    });
   });
-  return w.end();
 }
 
 export interface ResultSetFields {
@@ -124,9 +125,20 @@ export interface ResultSetFields {
 
 /**
  * Writes a whole result set: column count, definitions, EOF (unless CLIENT_DEPRECATE_EOF),
- * rows and the terminator. Returns the next sequence id.
+ * rows and the terminator. Returns the next sequence id. On a value that cannot be encoded,
+ * nothing of the result set stays in the writer.
  */
 export function encodeResultSet(w: PacketWriter, sequenceId: number, rs: ResultSetFields, capabilities: number, options: ColumnDecodeOptions = {}): number {
+  const start = w.length;
+  try {
+    return writeResultSet(w, sequenceId, rs, capabilities, options);
+  } catch (err) {
+    w.truncate(start); // no half result set left in the writer
+    throw err;
+  }
+}
+
+function writeResultSet(w: PacketWriter, sequenceId: number, rs: ResultSetFields, capabilities: number, options: ColumnDecodeOptions): number {
   let seq = encodeColumnCount(w, sequenceId, rs.columns.length);
   for (const col of rs.columns) seq = encodeColumnDefinition(w, seq, col, options);
   if (!hasFlag(capabilities, Capability.DeprecateEof)) seq = encodeEof(w, seq, { statusFlags: rs.end?.statusFlags }, capabilities);
