@@ -9,7 +9,7 @@ export { ErrorReplyHeaders } from './delivery';
 export { MAX_KV_HISTORY } from './kv-options';
 export * from './messages/schemas';
 export { Subjects, KvRecords } from './messages/catalogue';
-export { SubjectTemplate, defineMessage, defineRequest, defineRecord } from './messages/spec';
+export { SubjectTemplate, defineMessage, defineRequest, defineRecord, encodeToken, decodeToken } from './messages/spec';
 export type { TemplateParams, MessageSpec, RequestSpec, RecordSpec, SubjectPattern, RequestPattern } from './messages/spec';
 export { encodeMessage, decodeMessage, type Decoded } from './messages/codec';
 export { publishMessage, subscribeMessages, requestMessage, serveMessages, type MessageMeta } from './messages/typed-bus';

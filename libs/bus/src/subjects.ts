@@ -30,12 +30,6 @@ export function assertPattern(pattern: string): void {
   tokensOf(pattern, 'subject pattern', true);
 }
 
-/** Throws unless `token` can be one subject token (used for subject parameters). */
-export function assertToken(token: string): void {
-  if (token === '*' || token === '>' || token.includes('.')) throw BusErrors.invalidSubject('subject token', token);
-  tokensOf(token, 'subject token', false);
-}
-
 /** True when the literal `subject` matches `pattern` under NATS wildcard rules. */
 export function subjectMatches(pattern: string, subject: string): boolean {
   const p = pattern.split('.');

@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { z } from 'zod';
+import { assertKey, assertSubject } from '../subjects';
 import { decodeMessage, encodeMessage } from './codec';
-import { defineMessage, SubjectTemplate } from './spec';
+import { decodeToken, defineMessage, encodeToken, SubjectTemplate } from './spec';
 
 describe('SubjectTemplate', () => {
   const health = new SubjectTemplate('dbproxy.health.{protocol}.{backend}');
@@ -14,9 +16,19 @@ describe('SubjectTemplate', () => {
     expect(health.parse('dbproxy.topology.pg.x')).toBeUndefined();
   });
 
-  it('refuses parameters that are not one token', () => {
-    expect(() => health.fill({ protocol: 'mysql', backend: 'db.1' })).toThrow(expect.objectContaining({ code: 'DBP_ERR_BUS_INVALID_SUBJECT' }));
-    expect(() => health.pattern({ backend: '>' })).toThrow(expect.objectContaining({ code: 'DBP_ERR_BUS_INVALID_SUBJECT' }));
+  it('escapes parameters into one token valid in subjects and KV keys, and reads them back', () => {
+    const subject = health.fill({ protocol: 'mysql', backend: 'db.1' });
+    expect(subject).toBe('dbproxy.health.mysql.db=2E1');
+    expect(() => assertSubject(subject)).not.toThrow();
+    expect(() => assertKey(encodeToken('a.b*c>d e=f/ü'))).not.toThrow();
+    expect(health.parse(subject)).toEqual({ protocol: 'mysql', backend: 'db.1' });
+    expect(health.pattern({ backend: '>' })).toBe('dbproxy.health.*.=3E');
+    for (const value of ['plain', 'db.1', '*', '>', '=3E', 'ünï cødé', 'a=b.c']) expect(decodeToken(encodeToken(value))).toBe(value);
+    expect(() => health.fill({ protocol: 'mysql', backend: '' })).toThrow(expect.objectContaining({ code: 'DBP_ERR_BUS_INVALID_SUBJECT' }));
+  });
+
+  it('round-trips any non-empty parameter', () => {
+    fc.assert(fc.property(fc.string({ minLength: 1, unit: 'grapheme' }), (value) => decodeToken(encodeToken(value)) === value));
   });
 });
 

@@ -1,7 +1,41 @@
 // Subject and KV-key templates with typed parameters: `dbproxy.health.{protocol}.{backend}`
 // builds subjects, wildcard patterns, and reads the parameters back from a received subject.
 import type { z } from 'zod';
-import { assertToken } from '../subjects';
+import { BusErrors } from '../errors';
+
+const TOKEN_SAFE = /^[A-Za-z0-9_-]$/;
+
+/**
+ * Makes any non-empty value one token valid both in a subject and in a KV key: bytes outside
+ * `[A-Za-z0-9_-]` become `=HH` (so backend `db.1` is the token `db=2E1`).
+ */
+export function encodeToken(value: string): string {
+  if (value.length === 0) throw BusErrors.invalidSubject('subject parameter', value);
+  let out = '';
+  for (const ch of value) {
+    if (TOKEN_SAFE.test(ch)) out += ch;
+    else for (const byte of Buffer.from(ch, 'utf8')) out += `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+export function decodeToken(token: string): string {
+  if (!token.includes('=')) return token;
+  const bytes: number[] = [];
+  let rest = token;
+  // Decode runs of escapes as UTF-8 byte sequences, literal characters as themselves.
+  while (rest.length > 0) {
+    const m = /^=([0-9A-F]{2})/.exec(rest);
+    if (m) {
+      bytes.push(parseInt(m[1] as string, 16));
+      rest = rest.slice(3);
+    } else {
+      bytes.push(...Buffer.from(rest[0] as string, 'utf8'));
+      rest = rest.slice(1);
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
 
 type ParamNames<T extends string> = T extends `${string}{${infer P}}${infer Rest}` ? P | ParamNames<Rest> : never;
 
@@ -18,17 +52,10 @@ export class SubjectTemplate<T extends string> {
     this.tokens = template.split('.').map((t) => (t.startsWith('{') && t.endsWith('}') ? { param: t.slice(1, -1) } : { literal: t }));
   }
 
-  /** A literal subject; every parameter must be one valid token (no `.`, `*`, `>`, spaces). */
+  /** A literal subject; parameters are escaped with encodeToken (any non-empty value works). */
   fill(params: TemplateParams<T>): string {
     const values = params as Readonly<Record<string, string>>;
-    return this.tokens
-      .map((t) => {
-        if ('literal' in t) return t.literal;
-        const value = values[t.param] ?? '';
-        assertToken(value);
-        return value;
-      })
-      .join('.');
+    return this.tokens.map((t) => ('literal' in t ? t.literal : encodeToken(values[t.param] ?? ''))).join('.');
   }
 
   /** A subscription pattern: parameters not given become `*`. */
@@ -38,9 +65,7 @@ export class SubjectTemplate<T extends string> {
       .map((t) => {
         if ('literal' in t) return t.literal;
         const value = values[t.param];
-        if (value === undefined) return '*';
-        assertToken(value);
-        return value;
+        return value === undefined ? '*' : encodeToken(value);
       })
       .join('.');
   }
@@ -56,7 +81,7 @@ export class SubjectTemplate<T extends string> {
       if ('literal' in token) {
         if (token.literal !== part) return undefined;
       } else {
-        params[token.param] = part;
+        params[token.param] = decodeToken(part);
       }
     }
     return params as TemplateParams<T>;
