@@ -1,3 +1,37 @@
-// Public entry point of dbproxy-app.
-import { answer } from '@dbproxy/util';
-process.stdout.write(String(answer) + '\n');
+// The dbproxy command: the all-in-one launcher (`start` with no service runs them all in one
+// process) and `validate`.
+import { runMain } from '@dbproxy/runtime';
+import { parseArgs, USAGE } from './cli/args';
+import { validateCommand } from './cli/validate';
+import { resolveServices, SERVICES } from './services';
+import { VERSION } from './version';
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const err = (line: string) => process.stderr.write(`${line}\n`);
+
+async function main(argv: readonly string[]): Promise<void> {
+  const command = parseArgs(argv);
+  switch (command.kind) {
+    case 'help':
+      out(USAGE);
+      return;
+    case 'error':
+      err(`dbproxy: ${command.message}\n${USAGE}`);
+      process.exitCode = 2;
+      return;
+    case 'validate':
+      process.exitCode = validateCommand(command.configPath, out, err);
+      return;
+    case 'start': {
+      const resolved = resolveServices(command.services);
+      if (!resolved.ok) {
+        err(`dbproxy: unknown service(s) ${resolved.unknown.join(', ')}; this build has ${SERVICES.map((s) => s.name).join(', ')}`);
+        process.exitCode = 2;
+        return;
+      }
+      await runMain({ services: resolved.services, configPath: command.configPath, version: VERSION, report: err });
+    }
+  }
+}
+
+void main(process.argv.slice(2));

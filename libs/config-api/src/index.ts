@@ -1,2 +1,5 @@
-// Public entry point of config-api.
-export {};
+// Public entry point of libs/config-api: the config-api service definition.
+export { configApiService } from './service';
+export { parseIfMatch } from './routes/config-routes';
+export { authenticate, type Caller } from './auth';
+export { ConfigHistoryRecord, HistoryEntry } from './history';

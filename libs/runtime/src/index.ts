@@ -1,2 +1,8 @@
-// Public entry point of runtime.
-export {};
+// Public entry point of libs/runtime: service lifecycle, readiness, admin HTTP, configuration
+// following and edge heartbeats.
+export { startRuntime, InvalidConfigFile, type Runtime, type RuntimeOptions } from './runtime';
+export { runMain, type MainOptions } from './main';
+export { Readiness, type ComponentStatus, type ComponentState, type ReadinessReport } from './readiness';
+export { ConfigFollower, documentHash, type ConfigSource, type ConfigListener } from './config-follower';
+export { splitListen } from './admin-server';
+export type { ServiceDefinition, ServiceContext, RunningService, ServiceName, AdminKey, EdgeStatus, ServiceReadiness } from './service';

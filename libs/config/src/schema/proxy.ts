@@ -46,7 +46,6 @@ export const busSection = z
     /** NATS server URL(s), comma separated; absent = the embedded in-process bus. */
     nats_url: z.string().min(1).optional(),
     connect_timeout_seconds: positiveSeconds.default(5),
-    config_bucket: z.string().regex(/^[A-Za-z0-9_-]+$/).default('dbproxy-config'),
     heartbeat_interval_seconds: positiveSeconds.default(5),
   })
   .strict();

@@ -1,0 +1,39 @@
+// Command-line parsing for ./bin/dbproxy: `start [SERVICE...] --config FILE` and `validate --config FILE`.
+
+export type Command =
+  | { kind: 'start'; services: string[]; configPath: string }
+  | { kind: 'validate'; configPath: string }
+  | { kind: 'help' }
+  | { kind: 'error'; message: string };
+
+export const USAGE = `usage:
+  dbproxy start [SERVICE...] --config FILE   start the named services (all when none) in this process
+  dbproxy validate --config FILE             check a configuration; exit 0, or 2 listing every problem
+services: config-api, topology, mysql-edge, pg-edge, redis-edge, bgd-monitor, xa-coordinator`;
+
+export function parseArgs(argv: readonly string[]): Command {
+  const [verb, ...rest] = argv;
+  if (verb === undefined || verb === 'help' || verb === '--help' || verb === '-h') return { kind: 'help' };
+  let configPath: string | undefined;
+  const positional: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as string;
+    if (arg === '--config' || arg === '-c') {
+      configPath = rest[++i];
+      if (configPath === undefined) return { kind: 'error', message: `${arg} needs a file` };
+    } else if (arg.startsWith('--config=')) {
+      configPath = arg.slice('--config='.length);
+    } else if (arg.startsWith('-')) {
+      return { kind: 'error', message: `unknown option ${arg}` };
+    } else {
+      positional.push(arg);
+    }
+  }
+  if (configPath === undefined) return { kind: 'error', message: '--config FILE is required' };
+  if (verb === 'start') return { kind: 'start', services: positional, configPath };
+  if (verb === 'validate') {
+    if (positional.length > 0) return { kind: 'error', message: `validate takes no arguments besides --config (got ${positional.join(' ')})` };
+    return { kind: 'validate', configPath };
+  }
+  return { kind: 'error', message: `unknown command ${verb}` };
+}

@@ -1,0 +1,13 @@
+// Every service this build contains, by name: what `dbproxy start` can run.
+import { configApiService } from '@dbproxy/config-api';
+import type { ServiceDefinition } from '@dbproxy/runtime';
+
+export const SERVICES: readonly ServiceDefinition[] = [configApiService];
+
+/** The definitions for `names` (all when empty), or the names that do not exist. */
+export function resolveServices(names: readonly string[]): { ok: true; services: ServiceDefinition[] } | { ok: false; unknown: string[] } {
+  if (names.length === 0) return { ok: true, services: [...SERVICES] };
+  const unknown = names.filter((n) => !SERVICES.some((s) => s.name === n));
+  if (unknown.length > 0) return { ok: false, unknown };
+  return { ok: true, services: SERVICES.filter((s) => names.includes(s.name)) };
+}

@@ -1,0 +1,47 @@
+// Process entry for services: start the runtime, drain on SIGTERM/SIGINT, set the exit code
+// (0 after a drain, 1 when start-up fails, 2 when the configuration is invalid).
+import { formatIssue } from '@dbproxy/config';
+import { errorMessage } from '@dbproxy/util';
+import { InvalidConfigFile, startRuntime, type Runtime, type RuntimeOptions } from './runtime';
+
+export interface MainOptions extends RuntimeOptions {
+  /** Where start-up failures are written (stderr). */
+  readonly report: (line: string) => void;
+}
+
+export async function runMain(opts: MainOptions): Promise<Runtime | undefined> {
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime(opts);
+  } catch (err) {
+    if (err instanceof InvalidConfigFile) {
+      opts.report(`${opts.configPath}: ${err.message}`);
+      for (const issue of err.issues) opts.report(`  ${formatIssue(issue)}`);
+      process.exitCode = 2;
+    } else {
+      opts.report(`dbproxy failed to start: ${errorMessage(err)}`);
+      process.exitCode = 1;
+    }
+    return undefined;
+  }
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      opts.report(`second ${signal}: exiting without waiting for the drain`);
+      process.exit(1);
+    }
+    void runtime.stop(signal).then(
+      () => {
+        process.exitCode = 0;
+      },
+      (err: unknown) => {
+        opts.report(`shutdown failed: ${errorMessage(err)}`);
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return runtime;
+}

@@ -1,0 +1,54 @@
+// What a service is to the runtime: a definition that starts it, and a handle that drains it.
+import type { RouteOptions } from 'fastify';
+import type { Tracer } from '@opentelemetry/api';
+import type { Bus, Protocol } from '@dbproxy/bus';
+import type { Environment } from '@dbproxy/config';
+import type { Logger, MetricsRegistry } from '@dbproxy/observability';
+import type { ConfigSource } from './config-follower';
+import type { ComponentStatus } from './readiness';
+
+export type ServiceName = 'config-api' | 'topology' | 'mysql-edge' | 'pg-edge' | 'redis-edge' | 'bgd-monitor' | 'xa-coordinator';
+
+/** Keys of [proxy.admin] naming each service's own admin listener. */
+export type AdminKey = 'config_api' | 'topology' | 'mysql_edge' | 'pg_edge' | 'redis_edge' | 'bgd_monitor' | 'xa_coordinator';
+
+export interface ServiceReadiness {
+  /** Sets `<service>/<component>`'s state on /readyz. */
+  set(component: string, status: ComponentStatus, reason?: string): void;
+}
+
+export interface ServiceContext {
+  readonly name: ServiceName;
+  readonly instanceId: string;
+  readonly version: string;
+  readonly config: ConfigSource;
+  /** The environment `${VAR}` placeholders expand from. */
+  readonly env: Environment;
+  readonly bus: Bus;
+  readonly logger: Logger;
+  readonly metrics: MetricsRegistry;
+  readonly tracer: Tracer;
+  readonly readiness: ServiceReadiness;
+  /** Adds a route to the admin HTTP server (only during start). */
+  addAdminRoute(route: RouteOptions): void;
+}
+
+export interface EdgeStatus {
+  readonly protocol: Protocol;
+  readonly sessions: number;
+}
+
+export interface RunningService {
+  /** Stop accepting new work and let sessions finish until `deadline` (ms since epoch). */
+  drain?(deadline: number): Promise<void>;
+  /** Close whatever is left: sessions, pools, subscriptions. */
+  close(): Promise<void>;
+  /** Edges report their sessions in heartbeats (config-api's GET /v1/edges). */
+  edgeStatus?(): EdgeStatus;
+}
+
+export interface ServiceDefinition {
+  readonly name: ServiceName;
+  readonly adminKey: AdminKey;
+  start(ctx: ServiceContext): Promise<RunningService>;
+}
