@@ -118,6 +118,7 @@ describe('backend messages: malformed input', () => {
     expect(thrownCode(() => writeBackendMessage(writer, { type: 'ReadyForQuery', status: 'Q' as 'I' }))).toBe('DBP_ERR_PG_ENCODE_INVALID');
     expect(thrownCode(() => writeBackendMessage(writer, { type: 'EncryptionResponse', code: 0x41, accepted: true }))).toBe('DBP_ERR_PG_ENCODE_INVALID');
     expect(thrownCode(() => writeBackendMessage(writer, { type: 'AuthenticationSASL', mechanisms: [''] }))).toBe('DBP_ERR_PG_ENCODE_INVALID');
+    expect(thrownCode(() => writeBackendMessage(writer, { type: 'Bogus' } as unknown as BackendMessage))).toBe('DBP_ERR_PG_ENCODE_INVALID');
     expect(writer.flush()).toEqual(typed('n'));
   });
 });

@@ -1,7 +1,7 @@
-// Decoding frames into frontend messages and encoding frontend messages into bytes.
+// Decoding frames into frontend messages and encoding frontend messages into bytes, by table.
 import { describeCode, FrontendCode } from '../codes';
 import { MessageReader, MessageWriter } from '../cursor';
-import { UnknownMessage } from '../errors';
+import { EncodeInvalid, UnknownMessage } from '../errors';
 import type { Frame } from '../framer';
 import { decodeBind, decodeExecute, decodeParse, decodeTarget, writeBind, writeExecute, writeParse, writeTarget } from './extended';
 import type { AuthResponseKind, FrontendMessage, FrontendTypedMessage } from './messages';
@@ -13,9 +13,37 @@ import {
   writeAuthResponse,
   writeFunctionCall,
 } from './simple';
-import { decodeStartupPacket, writeStartupPacket } from './startup';
+import { writeStartupPacket, decodeStartupPacket } from './startup';
 
-const NAMES: ReadonlyMap<number, string> = new Map(Object.entries(FrontendCode).map(([name, code]) => [code, name]));
+type Decoder = (reader: MessageReader, auth: AuthResponseKind) => FrontendTypedMessage;
+
+const AUTH_DECODERS: Readonly<Record<AuthResponseKind, Decoder>> = {
+  password: decodePasswordMessage,
+  'sasl-initial': decodeSaslInitialResponse,
+  sasl: decodeSaslResponse,
+};
+const AUTH_NAMES: Readonly<Record<AuthResponseKind, string>> = {
+  password: 'PasswordMessage',
+  'sasl-initial': 'SASLInitialResponse',
+  sasl: 'SASLResponse',
+};
+
+const DECODERS: ReadonlyMap<number, [string, Decoder]> = new Map<number, [string, Decoder]>([
+  [FrontendCode.Query, ['Query', (r) => ({ type: 'Query', sql: r.cstring() })]],
+  [FrontendCode.Parse, ['Parse', decodeParse]],
+  [FrontendCode.Bind, ['Bind', decodeBind]],
+  [FrontendCode.Describe, ['Describe', (r) => ({ type: 'Describe', ...decodeTarget(r) })]],
+  [FrontendCode.Execute, ['Execute', decodeExecute]],
+  [FrontendCode.Close, ['Close', (r) => ({ type: 'Close', ...decodeTarget(r) })]],
+  [FrontendCode.Sync, ['Sync', () => ({ type: 'Sync' })]],
+  [FrontendCode.Flush, ['Flush', () => ({ type: 'Flush' })]],
+  [FrontendCode.Terminate, ['Terminate', () => ({ type: 'Terminate' })]],
+  [FrontendCode.CopyData, ['CopyData', (r) => ({ type: 'CopyData', data: r.rest() })]],
+  [FrontendCode.CopyDone, ['CopyDone', () => ({ type: 'CopyDone' })]],
+  [FrontendCode.CopyFail, ['CopyFail', (r) => ({ type: 'CopyFail', message: r.cstring() })]],
+  [FrontendCode.FunctionCall, ['FunctionCall', decodeFunctionCall]],
+  [FrontendCode.AuthResponse, ['AuthResponse', (r, auth) => AUTH_DECODERS[auth](r, auth)]],
+]);
 
 /**
  * Decodes one frontend frame. `auth` says which 'p' message the server is waiting for
@@ -23,96 +51,46 @@ const NAMES: ReadonlyMap<number, string> = new Map(Object.entries(FrontendCode).
  */
 export function decodeFrontendMessage(frame: Frame, auth: AuthResponseKind = 'password'): FrontendMessage {
   if (frame.kind === 'startup') return decodeStartupPacket(frame);
-  const name = NAMES.get(frame.code);
-  if (frame.kind !== 'typed' || name === undefined) throw UnknownMessage('frontend', describeCode(frame.code));
-  const reader = new MessageReader(frame.payload, name === 'AuthResponse' ? authName(auth) : name);
-  const message = decodeTyped(frame.code, reader, auth);
+  const entry = frame.kind === 'typed' ? DECODERS.get(frame.code) : undefined;
+  if (!entry) throw UnknownMessage('frontend', describeCode(frame.code));
+  const [name, decode] = entry;
+  const reader = new MessageReader(frame.payload, frame.code === FrontendCode.AuthResponse ? AUTH_NAMES[auth] : name);
+  const message = decode(reader, auth);
   reader.end();
   return message;
 }
 
-function authName(auth: AuthResponseKind): string {
-  return auth === 'password' ? 'PasswordMessage' : auth === 'sasl' ? 'SASLResponse' : 'SASLInitialResponse';
-}
+type Encoders = { [K in FrontendMessage['type']]: (w: MessageWriter, m: Extract<FrontendMessage, { type: K }>) => void };
+const empty = (code: number) => (w: MessageWriter) => void w.begin(code).end();
 
-function decodeTyped(code: number, reader: MessageReader, auth: AuthResponseKind): FrontendTypedMessage {
-  switch (code) {
-    case FrontendCode.Query:
-      return { type: 'Query', sql: reader.cstring() };
-    case FrontendCode.Parse:
-      return decodeParse(reader);
-    case FrontendCode.Bind:
-      return decodeBind(reader);
-    case FrontendCode.Describe:
-      return { type: 'Describe', ...decodeTarget(reader) };
-    case FrontendCode.Execute:
-      return decodeExecute(reader);
-    case FrontendCode.Close:
-      return { type: 'Close', ...decodeTarget(reader) };
-    case FrontendCode.Sync:
-      return { type: 'Sync' };
-    case FrontendCode.Flush:
-      return { type: 'Flush' };
-    case FrontendCode.Terminate:
-      return { type: 'Terminate' };
-    case FrontendCode.CopyData:
-      return { type: 'CopyData', data: reader.rest() };
-    case FrontendCode.CopyDone:
-      return { type: 'CopyDone' };
-    case FrontendCode.CopyFail:
-      return { type: 'CopyFail', message: reader.cstring() };
-    case FrontendCode.FunctionCall:
-      return decodeFunctionCall(reader);
-    case FrontendCode.AuthResponse:
-      if (auth === 'sasl-initial') return decodeSaslInitialResponse(reader);
-      if (auth === 'sasl') return decodeSaslResponse(reader);
-      return decodePasswordMessage(reader);
-    default:
-      throw UnknownMessage('frontend', describeCode(code));
-  }
-}
+const ENCODERS: Encoders = {
+  StartupMessage: writeStartupPacket,
+  SSLRequest: writeStartupPacket,
+  GSSENCRequest: writeStartupPacket,
+  CancelRequest: writeStartupPacket,
+  Query: (w, m) => void w.begin(FrontendCode.Query).cstring(m.sql).end(),
+  Parse: writeParse,
+  Bind: writeBind,
+  Describe: (w, m) => writeTarget(w, FrontendCode.Describe, m),
+  Execute: writeExecute,
+  Close: (w, m) => writeTarget(w, FrontendCode.Close, m),
+  Sync: empty(FrontendCode.Sync),
+  Flush: empty(FrontendCode.Flush),
+  Terminate: empty(FrontendCode.Terminate),
+  CopyData: (w, m) => void w.begin(FrontendCode.CopyData).bytes(m.data).end(),
+  CopyDone: empty(FrontendCode.CopyDone),
+  CopyFail: (w, m) => void w.begin(FrontendCode.CopyFail).cstring(m.message).end(),
+  FunctionCall: writeFunctionCall,
+  PasswordMessage: writeAuthResponse,
+  SASLInitialResponse: writeAuthResponse,
+  SASLResponse: writeAuthResponse,
+};
 
 /** Appends one frontend message (startup-phase packets included); on error nothing is appended. */
 export function writeFrontendMessage(writer: MessageWriter, message: FrontendMessage): void {
-  writer.atomic((w) => {
-    switch (message.type) {
-      case 'StartupMessage':
-      case 'SSLRequest':
-      case 'GSSENCRequest':
-      case 'CancelRequest':
-        return writeStartupPacket(w, message);
-      case 'Query':
-        return void w.begin(FrontendCode.Query).cstring(message.sql).end();
-      case 'Parse':
-        return writeParse(w, message);
-      case 'Bind':
-        return writeBind(w, message);
-      case 'Describe':
-        return writeTarget(w, FrontendCode.Describe, message);
-      case 'Execute':
-        return writeExecute(w, message);
-      case 'Close':
-        return writeTarget(w, FrontendCode.Close, message);
-      case 'Sync':
-        return void w.begin(FrontendCode.Sync).end();
-      case 'Flush':
-        return void w.begin(FrontendCode.Flush).end();
-      case 'Terminate':
-        return void w.begin(FrontendCode.Terminate).end();
-      case 'CopyData':
-        return void w.begin(FrontendCode.CopyData).bytes(message.data).end();
-      case 'CopyDone':
-        return void w.begin(FrontendCode.CopyDone).end();
-      case 'CopyFail':
-        return void w.begin(FrontendCode.CopyFail).cstring(message.message).end();
-      case 'FunctionCall':
-        return writeFunctionCall(w, message);
-      case 'PasswordMessage':
-      case 'SASLInitialResponse':
-      case 'SASLResponse':
-        return writeAuthResponse(w, message);
-    }
-  });
+  const encode = ENCODERS[message.type] as ((w: MessageWriter, m: FrontendMessage) => void) | undefined;
+  if (!encode) throw EncodeInvalid('frontend message', `unknown type ${String(message.type)}`);
+  writer.atomic((w) => encode(w, message));
 }
 
 /** Encodes frontend messages into one Buffer (one socket write). */

@@ -149,6 +149,7 @@ describe('frontend messages: malformed input', () => {
     expect(thrownCode(() => writeFrontendMessage(writer, { type: 'Bind', portal: '', statement: '', paramFormats: [], params: tooMany, resultFormats: [] }))).toBe(
       'DBP_ERR_PG_ENCODE_INVALID',
     );
+    expect(thrownCode(() => writeFrontendMessage(writer, { type: 'Bogus' } as unknown as FrontendMessage))).toBe('DBP_ERR_PG_ENCODE_INVALID');
     expect(writer.flush()).toEqual(typed('S'));
   });
 });

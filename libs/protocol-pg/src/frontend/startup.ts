@@ -1,7 +1,7 @@
 // Untyped startup-phase packets: StartupMessage, SSLRequest, GSSENCRequest, CancelRequest.
 import { StartupCode } from '../codes';
 import { MessageReader, MessageWriter } from '../cursor';
-import { MalformedMessage, UnsupportedProtocol } from '../errors';
+import { EncodeInvalid, MalformedMessage, UnsupportedProtocol } from '../errors';
 import type { Frame } from '../framer';
 import type { CancelRequest, StartupMessage, StartupPacket } from './messages';
 
@@ -47,28 +47,26 @@ function decodeStartupMessage(code: number, payload: Buffer): StartupMessage {
 }
 
 /** Appends a startup-phase packet. */
-export function writeStartupPacket(writer: MessageWriter, message: StartupPacket): void {
-  writer.atomic((w) => {
-    w.beginUntyped();
-    switch (message.type) {
-      case 'SSLRequest':
-        w.i32(StartupCode.SSLRequest);
-        break;
-      case 'GSSENCRequest':
-        w.i32(StartupCode.GSSENCRequest);
-        break;
-      case 'CancelRequest':
-        w.i32(StartupCode.CancelRequest).i32(message.processId).i32(message.secretKey);
-        break;
-      case 'StartupMessage':
-        w.u32(message.protocolVersion);
-        for (const [name, value] of message.parameters) {
-          if (name === '') throw MalformedMessage('StartupMessage', 'empty parameter name');
-          w.cstring(name).cstring(value);
-        }
-        w.u8(0);
-        break;
-    }
-    w.end();
-  });
+export function writeStartupPacket(w: MessageWriter, message: StartupPacket): void {
+  w.beginUntyped();
+  switch (message.type) {
+    case 'SSLRequest':
+      w.i32(StartupCode.SSLRequest);
+      break;
+    case 'GSSENCRequest':
+      w.i32(StartupCode.GSSENCRequest);
+      break;
+    case 'CancelRequest':
+      w.i32(StartupCode.CancelRequest).i32(message.processId).i32(message.secretKey);
+      break;
+    case 'StartupMessage':
+      w.u32(message.protocolVersion);
+      for (const [name, value] of message.parameters) {
+        if (name === '') throw EncodeInvalid('StartupMessage', 'empty parameter name');
+        w.cstring(name).cstring(value);
+      }
+      w.u8(0);
+      break;
+  }
+  w.end();
 }
