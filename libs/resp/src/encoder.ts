@@ -1,24 +1,14 @@
 // One-shot encoders: each returns a Buffer allocated once at its exact size.
+import { bulkFrameSize as bulkSize, commandSize, writeCommand, type CommandArg } from './bytes-out';
 import { decimalWidth } from './digits';
 import type { RespValue } from './value';
-import { doubleText, RespWriter, type CommandArg } from './writer';
+import { doubleText, RespWriter } from './writer';
 
-/** Encoded size of a bulk (or bulk error / verbatim) frame carrying `n` bytes. */
-function bulkSize(n: number): number {
-  return 1 + decimalWidth(n) + 2 + n + 2;
-}
-
-function argLength(arg: CommandArg): number {
-  if (typeof arg === 'string') return Buffer.byteLength(arg);
-  if (typeof arg !== 'number') return arg.length;
-  return Number.isSafeInteger(arg) ? decimalWidth(arg) : String(arg).length;
-}
-
-/** `encodeCommand(['SET', key, value])`: a multibulk array of bulk strings; Buffer args are copied as bytes. */
+/** `encodeCommand(['SET', key, value])`: a multibulk array of bulk strings in one exact-size Buffer; Buffer args are copied as bytes. */
 export function encodeCommand(args: readonly CommandArg[]): Buffer {
-  let size = 1 + decimalWidth(args.length) + 2;
-  for (const arg of args) size += bulkSize(argLength(arg));
-  return new RespWriter(size).command(args).flush();
+  const out = Buffer.allocUnsafe(commandSize(args));
+  writeCommand(out, 0, args);
+  return out;
 }
 
 /** Exact encoded size of `v`. */

@@ -31,6 +31,8 @@ describe('decodeReply', () => {
   it('keeps 64-bit integers exact as bigints', () => {
     expect(decode(':9223372036854775807\r\n')).toEqual({ type: 'integer', value: 9223372036854775807n });
     expect(decode(':-9007199254740991\r\n')).toEqual({ type: 'integer', value: -9007199254740991 });
+    expect(decode(':007\r\n')).toEqual({ type: 'integer', value: 7 });
+    expect(decode(':0\r\n')).toEqual({ type: 'integer', value: 0 });
     expect(decode('(-3492890328409238509324850943850943825024385\r\n')).toEqual({ type: 'bignum', value: -3492890328409238509324850943850943825024385n });
   });
 

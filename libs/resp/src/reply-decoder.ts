@@ -1,5 +1,5 @@
 // Decodes one complete reply into a RespValue, for the replies the proxy must understand.
-import { decimalWidth, LENGTH_INCOMPLETE, LENGTH_INVALID, readLength } from './digits';
+import { decimalWidth, LENGTH_INCOMPLETE, LENGTH_INVALID, parseDecimal, readLength } from './digits';
 import {
   BadReplyLine, IncompleteReply, InvalidBulkLength, InvalidMultibulkLength, MissingCrlf, NestingTooDeep, printableByte, TrailingBytes, UnknownReplyType,
 } from './errors';
@@ -46,25 +46,38 @@ class ReplyReader {
     }
   }
 
-  /** The text of a one-line element, validated for its type. */
-  private text(type: number): string {
+  /** Validates a one-line element for its type and moves past it; returns the position of its CR. */
+  private line(type: number): number {
     const from = this.pos + 1;
-    const cr = this.buf.indexOf(Ascii.CR, from);
-    if (cr < 0 || cr + 1 >= this.end) throw IncompleteReply();
+    let cr = from;
+    while (cr < this.end && this.buf[cr] !== Ascii.CR) cr++;
+    if (cr + 1 >= this.end) throw IncompleteReply();
     if (this.buf[cr + 1] !== Ascii.LF || !validLine(type, this.buf, from, cr)) throw BadReplyLine(LINE_NAMES[type]);
     this.pos = cr + 2;
-    return this.buf.toString('utf8', from, cr);
+    return cr;
+  }
+
+  /** The text of a one-line element. */
+  private text(type: number): string {
+    const from = this.pos + 1;
+    return this.buf.toString('utf8', from, this.line(type));
   }
 
   private nullValue(): RespValue {
-    this.text(RespType.Null);
+    this.line(RespType.Null);
     return { type: 'null', form: 'null' };
   }
 
   private integer(): number | bigint {
-    const text = this.text(RespType.Integer);
-    if (text.length < 16) return Number(text);
-    const big = BigInt(text);
+    const from = this.pos + 1;
+    const cr = this.line(RespType.Integer);
+    // Up to 15 digits is always a safe integer: read it from the bytes, no string.
+    if (cr - from <= 15) {
+      const n = parseDecimal(this.buf, from, cr);
+      // Leading zeros or "-0" (which Redis never sends) fail the strict parse but are still numbers.
+      return Number.isNaN(n) ? Number(this.buf.toString('latin1', from, cr)) : n;
+    }
+    const big = BigInt(this.buf.toString('latin1', from, cr));
     return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
   }
 

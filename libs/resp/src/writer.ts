@@ -1,11 +1,12 @@
 // Batches RESP frames into one Buffer per flush; never rewrites bytes it has handed out.
-import { decimalWidth, writeDecimal } from './digits';
+import { commandSize, stringByteLength, writeCommand, writeHeader, writeString, type CommandArg } from './bytes-out';
 import { Unencodable } from './errors';
 import type { NullForm, RespValue } from './value';
 import { Ascii, RespType } from './wire';
 
-/** A command argument: Buffers are copied as bytes, strings written as UTF-8, numbers in decimal. */
-export type CommandArg = string | Buffer | number;
+export type { CommandArg } from './bytes-out';
+
+const EMPTY = Buffer.alloc(0);
 
 const NULLS: Readonly<Record<NullForm, Buffer>> = {
   bulk: Buffer.from('$-1\r\n'),
@@ -33,7 +34,7 @@ function integerText(value: number | bigint): string | undefined {
  * connection, not a shared one.
  */
 export class RespWriter {
-  private slab: Buffer = Buffer.alloc(0);
+  private slab: Buffer = EMPTY;
   private pos = 0;
   private mark = 0;
 
@@ -75,9 +76,9 @@ export class RespWriter {
 
   bulk(value: Buffer | string): this {
     if (typeof value !== 'string') return this.header(RespType.Bulk, value.length).raw(value).crlf();
-    const size = Buffer.byteLength(value);
+    const size = stringByteLength(value);
     this.header(RespType.Bulk, size).reserve(size + 2);
-    this.pos += this.slab.write(value, this.pos, 'utf8');
+    this.pos = writeString(this.slab, this.pos, value, size);
     return this.crlf();
   }
 
@@ -134,12 +135,8 @@ export class RespWriter {
 
   /** A client command: an array of bulk strings. */
   command(args: readonly CommandArg[]): this {
-    this.arrayHeader(args.length);
-    for (const arg of args) {
-      if (typeof arg !== 'number') this.bulk(arg);
-      else if (Number.isSafeInteger(arg)) this.decimalBulk(arg);
-      else this.bulk(String(arg));
-    }
+    this.reserve(commandSize(args));
+    this.pos = writeCommand(this.slab, this.pos, args);
     return this;
   }
 
@@ -176,17 +173,17 @@ export class RespWriter {
   /** `<type><n>\r\n` */
   private header(type: number, n: number): this {
     this.reserve(24);
-    this.slab[this.pos] = type;
-    this.pos = writeDecimal(this.slab, this.pos + 1, n);
-    return this.crlf();
+    this.pos = writeHeader(this.slab, this.pos, type, n);
+    return this;
   }
 
   /** `<type><text>\r\n` with CR/LF in `text` replaced by spaces. */
   private line(type: number, text: string): this {
-    this.reserve(text.length * 3 + 3);
+    const size = stringByteLength(text);
+    this.reserve(size + 3);
     const start = this.pos + 1;
     this.slab[this.pos] = type;
-    this.pos = start + this.slab.write(text, start, 'utf8');
+    this.pos = writeString(this.slab, start, text, size);
     for (let p = start; p < this.pos; p++) {
       if (this.slab[p] === Ascii.CR || this.slab[p] === Ascii.LF) this.slab[p] = Ascii.Space;
     }
@@ -200,18 +197,11 @@ export class RespWriter {
     return this;
   }
 
-  /** An integer as a bulk string, written without creating a string. */
-  private decimalBulk(n: number): this {
-    this.header(RespType.Bulk, decimalWidth(n)).reserve(24);
-    this.pos = writeDecimal(this.slab, this.pos, n);
-    return this.crlf();
-  }
-
   private reserve(n: number): this {
     if (this.pos + n <= this.slab.length) return this;
     const pending = this.pos - this.mark;
     const next = Buffer.allocUnsafe(Math.max(this.chunkSize, pending + n));
-    this.slab.copy(next, 0, this.mark, this.pos);
+    if (pending > 0) next.set(this.slab.subarray(this.mark, this.pos));
     this.slab = next;
     this.mark = 0;
     this.pos = pending;
