@@ -124,6 +124,30 @@ export function isAlwaysBinaryType(type: number): boolean {
   return type === ColumnType.Bit || type === ColumnType.Geometry || type === ColumnType.Vector;
 }
 
+/**
+ * Types a COM_STMT_EXECUTE parameter may carry. INT24, YEAR, BIT and GEOMETRY are valid in
+ * binary rows but not as parameters: no client library binds them, and servers disagree on their
+ * layout (MariaDB 10.11 binds NULL and reads no bytes, shifting every later value; MySQL reads a
+ * length-encoded string), so a proxy could not know what the backend will see. MariaDB also
+ * refuses JSON and the internal *2/NEWDATE/VECTOR types; JSON stays accepted for MySQL clients.
+ */
+export function isParameterType(type: number): boolean {
+  switch (type) {
+    case ColumnType.Int24:
+    case ColumnType.Year:
+    case ColumnType.Bit:
+    case ColumnType.Geometry:
+    case ColumnType.NewDate:
+    case ColumnType.Timestamp2:
+    case ColumnType.DateTime2:
+    case ColumnType.Time2:
+    case ColumnType.Vector:
+      return false;
+    default:
+      return type <= ColumnType.Time2 || type >= ColumnType.Json;
+  }
+}
+
 /** BLOB family: bytes as parameters; text when a result column has a text collation. */
 export function isBlobType(type: number): boolean {
   return type >= ColumnType.TinyBlob && type <= ColumnType.Blob;

@@ -1,9 +1,9 @@
 // The binary parameter block shared by COM_STMT_EXECUTE and COM_QUERY query attributes:
 // NULL bitmap, new-params-bound flag, types (with names under CLIENT_QUERY_ATTRIBUTES), values.
 import { inferParameterType, readBinaryValue, writeBinaryValue } from './binary-values';
-import { isAlwaysBinaryType, isBlobType, PARAM_UNSIGNED, type MysqlValue } from './column-types';
+import { isAlwaysBinaryType, isBlobType, isParameterType, PARAM_UNSIGNED, type MysqlValue } from './column-types';
 import type { PacketReader, PacketWriter } from './cursor';
-import { MalformedPacket } from './errors';
+import { MalformedPacket, UnsupportedType } from './errors';
 
 export interface ParameterType {
   /** A ColumnType byte. */
@@ -47,7 +47,9 @@ export function readParameterBlock(r: PacketReader, count: number, options: Para
   const names: string[] = [];
   if (bound === 1) {
     for (let i = 0; i < count; i++) {
-      types.push({ type: r.u8('parameter type'), unsigned: (r.u8('parameter flags') & PARAM_UNSIGNED) !== 0 });
+      const type = r.u8('parameter type');
+      if (!isParameterType(type)) throw UnsupportedType(type);
+      types.push({ type, unsigned: (r.u8('parameter flags') & PARAM_UNSIGNED) !== 0 });
       names.push(options.withNames ? r.lenencString('parameter name', options.encoding) : '');
     }
   } else {
@@ -81,6 +83,7 @@ export function toTypedParameter(param: MysqlValue | TypedParameter): TypedParam
 
 /** Writes bitmap, bound flag (always 1 unless `sendTypes` is false), types, names and values. */
 export function writeParameterBlock(w: PacketWriter, params: readonly TypedParameter[], names: readonly string[] | null, sendTypes = true): void {
+  for (const p of params) if (!isParameterType(p.type)) throw UnsupportedType(p.type);
   const bitmap = Buffer.alloc(Math.ceil(params.length / 8));
   params.forEach((p, i) => {
     if (p.value === null) bitmap[i >> 3] |= 1 << (i & 7);

@@ -204,7 +204,7 @@ describe('ResponseTracker: prepared statements and other commands', () => {
     seq = encodeColumnDefinition(w, seq, cols[1]);
     encodeEof(w, seq, {}, P41);
     const run = track(Command.FieldList, w.flush(), { capabilities: P41 });
-    expect(run.roles).toEqual(['column', 'column', 'eof']);
+    expect(run.roles).toEqual(['column', 'column', 'result-end']);
     expect(run.summary.columns[0].defaultValue).toEqual(Buffer.from('0'));
   });
 

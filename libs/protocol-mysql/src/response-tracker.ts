@@ -339,7 +339,7 @@ export class ResponseTracker {
 
   private onFieldList(p: Buffer): Step {
     if (p[0] === PacketHeader.Err) return this.onErr(p);
-    if (isResultSetTerminator(p, this.deprecateEof)) return this.deprecateEof ? this.onOk(p, 'result-end') : [this.eofStatus(p), 'done'];
+    if (isResultSetTerminator(p, this.deprecateEof)) return this.deprecateEof ? this.onOk(p, 'result-end') : (this.eofStatus(p), ['result-end', 'done']);
     this.summary.columns.push(decodeColumnDefinition(p, this.columnOptions()));
     return ['column', 'field-list'];
   }
