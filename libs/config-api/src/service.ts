@@ -47,7 +47,7 @@ export const configApiService: ServiceDefinition = {
     const edges = new EdgeRegistry(() => settings().edge_heartbeat_ttl_seconds * 1000);
     const subscriptions = [edges.start(ctx.bus), store.followIntoHistory((err) => ctx.logger.warn({ err: errorMessage(err) }, 'history record failed'))];
     const app = await buildApi(ctx, store, edges);
-    const listen = splitListen(settings().listen);
+    const listen = splitListen(ctx.local.config_api.listen);
     const address = await app.listen({ host: listen.host, port: listen.port });
     ctx.logger.info({ address }, 'config-api listening');
     ctx.readiness.set('api', 'ready');

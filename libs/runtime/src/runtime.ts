@@ -88,6 +88,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         instanceId,
         version: opts.version,
         config,
+        local: fileConfig,
         env,
         bus,
         logger: logger.child({ component: definition.name }),
@@ -106,12 +107,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     throw err;
   }
 
-  const current = config.current().config;
-  const admin = buildAdminServer({ readiness, metrics, requestTimeoutMs: current.proxy.admin.request_timeout_seconds * 1000, routes });
-  const listen = splitListen(adminListenFor(opts, current.proxy.admin));
+  const admin = buildAdminServer({ readiness, metrics, requestTimeoutMs: fileConfig.proxy.admin.request_timeout_seconds * 1000, routes });
+  const listen = splitListen(adminListenFor(opts, fileConfig.proxy.admin));
   const boundAddress = await admin.listen({ host: listen.host, port: listen.port });
   const adminAddress = boundAddress.replace(/^https?:\/\//, '');
-  const stopHeartbeats = startHeartbeats({ bus, config, instanceId, version: opts.version, adminAddress, intervalMs: current.bus.heartbeat_interval_seconds * 1000, services: running });
+  const stopHeartbeats = startHeartbeats({ bus, config, instanceId, version: opts.version, adminAddress, intervalMs: fileConfig.bus.heartbeat_interval_seconds * 1000, services: running });
   logger.info({ services: started.map((s) => s.name), admin: adminAddress, epoch: config.current().epoch, bus: bus.kind }, 'dbproxy started');
 
   let stopping: Promise<void> | undefined;

@@ -2,7 +2,7 @@
 import type { RouteOptions } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import type { Bus, Protocol } from '@dbproxy/bus';
-import type { Environment } from '@dbproxy/config';
+import type { DbproxyConfig, DeepReadonly, Environment } from '@dbproxy/config';
 import type { Logger, MetricsRegistry } from '@dbproxy/observability';
 import type { ConfigSource } from './config-follower';
 import type { ComponentStatus } from './readiness';
@@ -22,6 +22,12 @@ export interface ServiceContext {
   readonly instanceId: string;
   readonly version: string;
   readonly config: ConfigSource;
+  /**
+   * The --config file as loaded at start. Listener addresses, [proxy.admin], [bus] and
+   * [telemetry] are bound from it: they belong to this process, and a change to them in a
+   * later epoch applies when the process restarts.
+   */
+  readonly local: DeepReadonly<DbproxyConfig>;
   /** The environment `${VAR}` placeholders expand from. */
   readonly env: Environment;
   readonly bus: Bus;
