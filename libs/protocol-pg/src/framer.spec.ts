@@ -136,3 +136,29 @@ describe('PgFramer, encryption answer', () => {
     expect(codeOf(errorOf(() => framer.expectStartup()))).toBe('DBP_ERR_PG_UNEXPECTED_DATA');
   });
 });
+
+describe('PgFramer, handing over to raw forwarding', () => {
+  it('stops after the startup packet and returns the rest of the chunk untouched', () => {
+    const startup = untyped(be.i32(196608), be.cstr('user'), be.cstr('u'), be.u8(0));
+    const framer = new PgFramer({ phase: 'startup' });
+    const chunk = Buffer.concat([startup, query, sync.subarray(0, 2)]);
+    const seen: Frame[] = [];
+    framer.push(chunk, (frame) => {
+      seen.push(frame);
+      framer.stop();
+    });
+    expect(seen.map((f) => f.bytes)).toEqual([startup]);
+    const rest = framer.takeRemainder();
+    expect(rest).toEqual(Buffer.concat([query, sync.subarray(0, 2)]));
+    expect(rest.buffer).toBe(chunk.buffer);
+    expect(framer.takeRemainder()).toHaveLength(0);
+    expect(codeOf(errorOf(() => framer.push(sync, () => undefined)))).toBe('DBP_ERR_PG_UNEXPECTED_DATA');
+  });
+
+  it('returns an empty remainder when the frame ended the chunk, also after split delivery', () => {
+    const framer = new PgFramer();
+    framer.push(query.subarray(0, 4), () => undefined);
+    framer.push(query.subarray(4), () => framer.stop());
+    expect(framer.takeRemainder()).toHaveLength(0);
+  });
+});

@@ -52,6 +52,8 @@ export class PgFramer {
   private failure: Error | null = null;
   /** Set after a frame the peer must wait on; any byte after it in the same push is a violation. */
   private mustBeSilentAfter: string | null = null;
+  private stopped = false;
+  private remainder: Buffer = Buffer.alloc(0);
 
   constructor(options: FramerOptions = {}) {
     this.phaseNow = options.phase ?? 'typed';
@@ -84,6 +86,22 @@ export class PgFramer {
     this.switchTo('typed');
   }
 
+  /**
+   * Stops framing after the frame being delivered (call it from `onFrame`): the rest of the chunk
+   * is kept, unparsed, for `takeRemainder()`. Transparent mode uses this to stop after the
+   * StartupMessage and pump everything behind it as raw bytes.
+   */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** The bytes that followed the frame at which `stop()` was called (a slice of that chunk). */
+  takeRemainder(): Buffer {
+    const rest = this.remainder;
+    this.remainder = Buffer.alloc(0);
+    return rest;
+  }
+
   private switchTo(phase: FramePhase): void {
     if (this.buffered > 0) throw UnexpectedData(this.buffered, `the ${this.phaseNow} phase`);
     this.phaseNow = phase;
@@ -95,10 +113,15 @@ export class PgFramer {
    */
   push(chunk: Buffer, onFrame: (frame: Frame) => void): void {
     if (this.failure) throw this.failure;
+    if (this.stopped) throw UnexpectedData(chunk.length, 'the framer was stopped');
     try {
       this.mustBeSilentAfter = null;
       let offset = 0;
       while (offset < chunk.length) {
+        if (this.stopped) {
+          this.remainder = chunk.subarray(offset);
+          return;
+        }
         if (this.mustBeSilentAfter) throw UnexpectedData(chunk.length - offset, this.mustBeSilentAfter);
         offset = this.buffered > 0 ? this.fill(chunk, offset, onFrame) : this.cut(chunk, offset, onFrame);
       }
