@@ -1,7 +1,7 @@
 // Public entry of @dbproxy/testing: real servers on free ports for integration tests, and test helpers.
 export { freePort } from './ports';
 export { tmpDir, type TempDir } from './temp-dir';
-export { waitFor, withTimeout, sleep, type WaitOptions } from './wait';
+export { waitFor, withTimeout, type WaitOptions } from './wait';
 export type { ServerEndpoint, ServerProcess } from './server-process';
 export type { ReplicatedServers } from './group';
 export { startMariaDb, MARIADB_REPLICATION_USER, type MariaDbOptions, type MariaDbServer } from './mariadb';

@@ -143,7 +143,9 @@ async function replicaStatus(replica: MariaDbServer): Promise<RowDataPacket | un
 }
 
 function replicationError(replica: MariaDbServer, reason: string, status: RowDataPacket | undefined): Error {
-  const detail = status ? `IO ${status.Slave_IO_Running} ${status.Last_IO_Error}; SQL ${status.Slave_SQL_Running} ${status.Last_SQL_Error}` : 'no status';
+  const detail = status
+    ? `IO ${status.Slave_IO_Running} ${status.Last_IO_Error}; SQL ${status.Slave_SQL_Running} ${status.Last_SQL_Error}`
+    : 'no status';
   return ReplicationFailed(replica.name, `${reason} (${detail})`, replica.logFile, replica.logTail());
 }
 
@@ -170,8 +172,11 @@ async function catchUp(primary: MariaDbServer, replicas: readonly MariaDbServer[
   const position = String(row?.pos ?? '');
   const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
   const waitOne = async (replica: MariaDbServer): Promise<void> => {
-    const [result] = await withMariaDb(replica, async (c) => (await c.query<RowDataPacket[]>('SELECT MASTER_GTID_WAIT(?, ?) AS r', [position, seconds]))[0]);
-    if (Number(result?.r) !== 0) throw replicationError(replica, `not at GTID ${position} after ${timeoutMs} ms`, await replicaStatus(replica));
+    const sql = 'SELECT MASTER_GTID_WAIT(?, ?) AS r';
+    const [result] = await withMariaDb(replica, async (c) => (await c.query<RowDataPacket[]>(sql, [position, seconds]))[0]);
+    if (Number(result?.r) !== 0) {
+      throw replicationError(replica, `not at GTID ${position} after ${timeoutMs} ms`, await replicaStatus(replica));
+    }
   };
   await settleAll(replicas.map(waitOne));
 }

@@ -62,7 +62,8 @@ function postgresTemplate(): Promise<string> {
 
 /** Runs `work` on a fresh connection to `server`. */
 async function withPostgres<T>(server: ServerProcess, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ host: server.host, port: server.port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 3_000 });
+  const { host, port } = server;
+  const client = new Client({ host, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 3_000 });
   client.on('error', () => undefined);
   await client.connect();
   try {

@@ -70,9 +70,12 @@ async function clusterNodes(node: RedisServer): Promise<NodeLine[]> {
 /** True when `node` sees the whole layout: every node, no handshakes, each replica under its master. */
 async function seesLayout(node: ClusterNode, all: readonly ClusterNode[], withReplicas: boolean): Promise<boolean> {
   const lines = await clusterNodes(node);
-  if (lines.length !== all.length || lines.some((l) => l.flags.includes('handshake') || l.flags.includes('noaddr'))) return false;
+  const settled = lines.every((l) => !l.flags.includes('handshake') && !l.flags.includes('noaddr'));
+  if (lines.length !== all.length || !settled) return false;
   if (!withReplicas) return true;
-  return all.every((n) => n.replicaOf === undefined || lines.some((l) => l.id === n.nodeId && l.masterId === n.replicaOf && l.flags.includes('slave')));
+  const underMaster = (n: ClusterNode): boolean =>
+    lines.some((l) => l.id === n.nodeId && l.masterId === n.replicaOf && l.flags.includes('slave'));
+  return all.every((n) => n.replicaOf === undefined || underMaster(n));
 }
 
 async function clusterOk(node: RedisServer): Promise<boolean> {
@@ -83,7 +86,13 @@ async function clusterOk(node: RedisServer): Promise<boolean> {
   return replication.role === 'master' || replication.master_link_status === 'up';
 }
 
-async function awaitAll(nodes: readonly ClusterNode[], dir: string, what: string, ready: (n: ClusterNode) => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function awaitAll(
+  nodes: readonly ClusterNode[],
+  dir: string,
+  what: string,
+  ready: (n: ClusterNode) => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   const everyone = async (): Promise<boolean> => (await settleAll(nodes.map(ready))).every(Boolean);
   await waitFor(everyone, { timeoutMs, intervalMs: 50, description: what }).catch((err) => {
     const tails = nodes.map((n) => `--- ${n.name} (${n.logFile})\n${n.logTail(8)}`).join('\n');

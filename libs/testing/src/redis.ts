@@ -137,7 +137,8 @@ async function catchUp(primary: RedisNode, replicas: readonly RedisNode[], timeo
   const waitOne = async (replica: RedisNode): Promise<void> => {
     const reached = async (): Promise<boolean> => Number((await redisInfo(replica, 'replication')).slave_repl_offset) >= offset;
     await waitFor(reached, { timeoutMs, intervalMs: 20 }).catch((err) => {
-      throw ReplicationFailed.withCause(err, replica.name, `not at offset ${offset} after ${timeoutMs} ms`, replica.logFile, replica.logTail());
+      const reason = `not at offset ${offset} after ${timeoutMs} ms`;
+      throw ReplicationFailed.withCause(err, replica.name, reason, replica.logFile, replica.logTail());
     });
   };
   await settleAll(replicas.map(waitOne));

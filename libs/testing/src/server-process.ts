@@ -52,6 +52,10 @@ export interface ServerLaunch {
   probe(server: LocalServer): Promise<boolean>;
   /** Runs after the process is gone for good, before its files are deleted. */
   afterExit?(): Promise<void>;
+  /** How long start() waits for the probe (default 90 s: two busy cores can be slow). */
+  readonly startTimeoutMs?: number;
+  /** How long stop() waits before it kills (default 30 s). */
+  readonly stopTimeoutMs?: number;
 }
 
 type State = 'stopped' | 'starting' | 'running' | 'stopping' | 'destroyed';
@@ -110,10 +114,11 @@ export class LocalServer implements ServerProcess {
     if (this.state === 'stopped' || this.state === 'destroyed') return;
     if (this.state !== 'running') throw WrongState('stop', this.name, this.state);
     this.state = 'stopping';
+    const timeoutMs = this.launch.stopTimeoutMs ?? STOP_TIMEOUT_MS;
     try {
-      if (!(await this.signalAndWait(this.launch.stopSignal, false, STOP_TIMEOUT_MS))) {
+      if (!(await this.signalAndWait(this.launch.stopSignal, false, timeoutMs))) {
         await this.signalAndWait('SIGKILL', true, STOP_TIMEOUT_MS);
-        throw StopTimeout(this.name, STOP_TIMEOUT_MS, this.launch.stopSignal, this.logFile);
+        throw StopTimeout(this.name, timeoutMs, this.launch.stopSignal, this.logFile);
       }
     } finally {
       this.state = 'stopped';
@@ -165,6 +170,10 @@ export class LocalServer implements ServerProcess {
         child.once('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : `exit code ${code}`));
         child.once('error', (err) => resolve(`spawn failed: ${err.message}`));
       });
+      // A server that dies by itself (crash, OOM, a test's own signal) counts as stopped and can be started again.
+      void this.exited.then(() => {
+        if (this.child === child && this.isIn('running')) this.state = 'stopped';
+      });
       this.child = child;
     } finally {
       closeSync(log);
@@ -174,7 +183,8 @@ export class LocalServer implements ServerProcess {
   private async awaitReady(logStart: number): Promise<void> {
     let exit: string | undefined;
     void this.exited.then((how) => (exit = how));
-    const deadline = Date.now() + START_TIMEOUT_MS;
+    const timeoutMs = this.launch.startTimeoutMs ?? START_TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (exit !== undefined) throw this.exitError(exit, logStart);
       if (!this.isIn('starting')) throw WrongState('start', this.name, this.state);
@@ -182,7 +192,7 @@ export class LocalServer implements ServerProcess {
       if (ready && exit === undefined) return;
       await Promise.race([sleep(POLL_MS), this.exited]);
     }
-    throw StartTimeout(this.name, START_TIMEOUT_MS, this.dataDir, this.logFile, this.logTail());
+    throw StartTimeout(this.name, timeoutMs, this.dataDir, this.logFile, this.logTail());
   }
 
   private exitError(exit: string, logStart: number): Error {

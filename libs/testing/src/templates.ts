@@ -1,7 +1,7 @@
 // Read-only data-directory templates (initdb, mariadb-install-db), built once per machine and copied per instance.
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { chmod, mkdir, rename } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEMP_PREFIX, tmpDir } from './temp-dir';
@@ -39,6 +39,13 @@ export function cachedTemplate(kind: string, fingerprint: string, build: (dir: s
   return pending;
 }
 
+/** Deletes templates of the same kind left by an older binary or template format. */
+async function pruneOutdated(kind: string, keep: string): Promise<void> {
+  const outdated = (await readdir(templatesRoot())).filter((name) => new RegExp(`^${kind}-[0-9a-f]{16}$`).test(name));
+  const paths = outdated.map((name) => join(templatesRoot(), name)).filter((path) => path !== keep);
+  await Promise.all(paths.map((path) => rm(path, { recursive: true, force: true })));
+}
+
 async function buildTemplate(finalPath: string, kind: string, build: (dir: string) => Promise<void>): Promise<string> {
   await mkdir(templatesRoot(), { recursive: true });
   await chmod(templatesRoot(), 0o755);
@@ -53,6 +60,7 @@ async function buildTemplate(finalPath: string, kind: string, build: (dir: strin
     } catch (err) {
       if (!existsSync(finalPath)) throw err;
     }
+    await pruneOutdated(kind, finalPath);
     return finalPath;
   } finally {
     await staging.remove();

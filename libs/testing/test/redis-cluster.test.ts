@@ -62,7 +62,8 @@ describe('startRedisCluster (3 masters)', () => {
   });
 
   it('routes keys to their slot owners for a cluster client', async () => {
-    const client = new Cluster([{ host: cluster.nodes[0].host, port: cluster.nodes[0].port }], { redisOptions: { disconnectTimeout: 100 } });
+    const seed = { host: cluster.nodes[0].host, port: cluster.nodes[0].port };
+    const client = new Cluster([seed], { redisOptions: { disconnectTimeout: 100 } });
     try {
       const keys = Array.from({ length: 30 }, (_, i) => `key:${i}`);
       await Promise.all(keys.map((k) => client.set(k, k.toUpperCase())));
