@@ -1,0 +1,192 @@
+// The miss path: from a fingerprint's normalized text to the classification and routing template cached for it.
+import { fnv1a64Hex } from '@dbproxy/routing';
+import { dominantFamily, type Classification, type TableRef, type UnsafeReason } from './classification';
+import { EmptyStatement, ShardRoutingUnsupported } from './errors';
+import { classifyLexically, type LexicalAnalysis } from './lexical';
+import { normalizedTokens, splitStatements, TokenCursor, type NToken } from './normalized';
+import { buildProbe } from './probe';
+import { ShardAnalysis, type ValuesGroups } from './shard-analysis';
+import type { ShardRuleSet } from './shard-rules';
+import type { StatementParser } from './statement-parser';
+import { identifierNames } from './table-guess';
+import { shardTemplate, type TemplateChoice } from './template-build';
+import type { Dialect } from './tokenizer';
+import { UNSHARDED, type RoutingDecision } from './routing-decision';
+
+/** A statement's fingerprint: normalized text and its FNV-1a 64 hash (16 hex digits). */
+export interface Fingerprint {
+  readonly text: string;
+  readonly hash: string;
+}
+
+/** What the cache holds per fingerprint. */
+export interface CacheEntry {
+  readonly fingerprint: Fingerprint;
+  readonly classification: Classification;
+  /** SET autocommit = <literal>: the classification depends on the value in `slot`. */
+  readonly autocommit?: { readonly slot: number; readonly off: Classification; readonly on: Classification };
+  readonly template: TemplateChoice;
+}
+
+export interface AnalyzerConfig {
+  readonly dialect: Dialect;
+  readonly rules: ShardRuleSet;
+  readonly multiShard: 'all_shards' | 'reject';
+  readonly allowedFunctions: ReadonlySet<string>;
+  readonly parser: StatementParser;
+  readonly maxParseTokens: number;
+}
+
+/** Counters of the miss path, reported by SqlRouter.stats(). */
+export interface AnalyzerCounters {
+  parses: number;
+  parseFailures: number;
+  tooComplex: number;
+}
+
+/** Facts about the statement from the scan that produced the fingerprint. */
+export interface ScanFacts {
+  readonly slotCount: number;
+  readonly groups: ValuesGroups;
+  readonly unterminated: boolean;
+}
+
+export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, counters: AnalyzerCounters): CacheEntry {
+  const fingerprint = { text, hash: fnv1a64Hex(text) };
+  const tokens = normalizedTokens(text, config.dialect);
+  const statements = splitStatements(tokens);
+  if (statements.length === 0) {
+    const classification = build(emptyLexical(), { tables: [], extra: [], parsed: false, count: 0 });
+    return { fingerprint, classification, template: { template: { kind: 'fixed', decision: { kind: 'reject', error: EmptyStatement() } }, hintable: false } };
+  }
+  const lexical = statements.map((s) => classifyLexically(new TokenCursor(s), config.dialect, config.allowedFunctions));
+  if (statements.length > 1 || scan.unterminated) return unparsedEntry(fingerprint, statements, lexical, scan, config);
+  const lex = lexical[0];
+  const extra: UnsafeReason[] = [];
+  let shard: ShardAnalysis | undefined;
+  let tableList: readonly string[] = [];
+  if (lex.parse) {
+    const probeTokens = statements[0];
+    if (probeTokens.length > config.maxParseTokens) {
+      counters.tooComplex++;
+      extra.push({ code: 'too_complex', detail: `${probeTokens.length} tokens exceed the ${config.maxParseTokens}-token analysis bound` });
+    } else {
+      counters.parses++;
+      const outcome = config.parser.parse(buildProbe(text, probeTokens, config.dialect, lex.strip));
+      if (outcome.ok) {
+        shard = new ShardAnalysis(config.rules, scan.slotCount, scan.groups);
+        shard.statement(outcome.ast, new Set());
+        tableList = outcome.tableList;
+      } else {
+        counters.parseFailures++;
+        extra.push({ code: 'parse_failed', detail: outcome.reason });
+      }
+    }
+  }
+  const tables = shard !== undefined ? mergeTables(shard.facts.tables, tableList, lex.tables) : lex.tables;
+  const parts = { tables, extra, parsed: shard !== undefined, count: 1 };
+  const classification = build(lex, parts);
+  const names = identifierNames(new TokenCursor(statements[0]));
+  const template = shardTemplate(lex, shard?.facts, names, config);
+  return withAutocommit({ fingerprint, classification, template }, lex, parts);
+}
+
+function unparsedEntry(fingerprint: Fingerprint, statements: NToken[][], lexical: LexicalAnalysis[], scan: ScanFacts, config: AnalyzerConfig): CacheEntry {
+  const merged = mergeLexical(lexical);
+  const extra: UnsafeReason[] = [];
+  if (statements.length > 1) extra.push({ code: 'multi_statement', detail: `${statements.length} statements in one request` });
+  if (scan.unterminated) extra.push({ code: 'unterminated', detail: 'the statement ends inside a string, identifier or comment' });
+  const classification = build(merged, { tables: merged.tables, extra, parsed: false, count: statements.length });
+  const names = new Set<string>();
+  for (const s of statements) identifierNames(new TokenCursor(s)).forEach((n) => names.add(n));
+  const touchesSharded = [...names].some((n) => config.rules.hasTable(n));
+  const why = statements.length > 1 ? 'a multi-statement batch; send its statements one at a time' : 'the statement is unterminated';
+  const decision: RoutingDecision = touchesSharded ? { kind: 'reject', error: ShardRoutingUnsupported(why) } : UNSHARDED;
+  const template: TemplateChoice = { template: { kind: 'fixed', decision }, hintable: true };
+  return { fingerprint, classification, template };
+}
+
+function mergeLexical(all: LexicalAnalysis[]): LexicalAnalysis {
+  const first = all[0];
+  const merged: LexicalAnalysis = { ...first, unsafe: [...first.unsafe], tables: [...first.tables], command: all.length > 1 ? 'batch' : first.command };
+  for (const next of all.slice(1)) {
+    merged.family = dominantFamily(merged.family, next.family);
+    merged.unsafe.push(...next.unsafe);
+    merged.tables.push(...next.tables);
+    if (merged.transaction === 'none') merged.transaction = next.transaction;
+    if (next.session.kind === 'pin' || (next.session.kind === 'replay' && merged.session.kind === 'none')) merged.session = next.session;
+    merged.locking ||= next.locking;
+    merged.returning ||= next.returning;
+  }
+  if (merged.family === 'session_setting' && merged.setting === undefined) merged.family = 'session_state';
+  merged.autocommitSlot = -1;
+  return merged;
+}
+
+function emptyLexical(): LexicalAnalysis {
+  return {
+    family: 'utility', command: 'empty', transaction: 'none', autocommitSlot: -1, session: { kind: 'none' }, unsafe: [],
+    locking: false, returning: false, strip: [], parse: false, tables: [],
+  };
+}
+
+/** Parser tables first (schema-qualified, scoped), then node-sql-parser's list, then the token guess. */
+function mergeTables(own: readonly TableRef[], tableList: readonly string[], guessed: readonly TableRef[]): TableRef[] {
+  const out = new Map<string, TableRef>();
+  const add = (t: TableRef): void => {
+    const key = `${t.schema ?? ''}.${t.name}`;
+    const existing = out.get(key);
+    if (existing === undefined || (existing.access === 'read' && t.access === 'write')) out.set(key, t);
+  };
+  own.forEach(add);
+  if (own.length === 0) {
+    for (const entry of tableList) {
+      const [action, db, name] = entry.split('::');
+      if (name === undefined || name === 'null' || action === 'show' || action === 'use') continue;
+      const access = /^(insert|update|delete|replace|create|alter|drop|truncate|rename)$/i.test(action) ? 'write' : 'read';
+      add(db === 'null' ? { name, access } : { schema: db, name, access });
+    }
+    if (out.size === 0) guessed.forEach(add);
+  }
+  return [...out.values()];
+}
+
+interface Parts {
+  readonly tables: readonly TableRef[];
+  readonly extra: readonly UnsafeReason[];
+  readonly parsed: boolean;
+  readonly count: number;
+}
+
+function build(lex: LexicalAnalysis, parts: Parts): Classification {
+  const unsafeReasons = [...lex.unsafe, ...parts.extra];
+  const common = {
+    command: lex.command,
+    replicaSafe: lex.family === 'read' && unsafeReasons.length === 0 && parts.count === 1,
+    unsafeReasons,
+    tables: parts.tables,
+    transaction: lex.transaction,
+    session: lex.session,
+    statementCount: parts.count,
+    analyzedBy: parts.parsed ? ('parser' as const) : ('tokens' as const),
+  };
+  switch (lex.family) {
+    case 'read':
+      return { ...common, family: 'read', locking: lex.locking };
+    case 'write':
+      return { ...common, family: 'write', returning: lex.returning };
+    case 'session_setting':
+      return { ...common, family: 'session_setting', setting: lex.setting ?? 'names' };
+    case 'session_state':
+      return { ...common, family: 'session_state', pinReason: lex.session.kind === 'pin' ? lex.session.reason : 'session state' };
+    default:
+      return { ...common, family: lex.family };
+  }
+}
+
+function withAutocommit(entry: CacheEntry, lex: LexicalAnalysis, parts: Parts): CacheEntry {
+  if (lex.autocommitSlot < 0) return entry;
+  const off = build({ ...lex, transaction: 'autocommit_off' }, parts);
+  const on = build({ ...lex, transaction: 'autocommit_on' }, parts);
+  return { ...entry, classification: off, autocommit: { slot: lex.autocommitSlot, off, on } };
+}

@@ -1,0 +1,348 @@
+// One tokenizer pass per statement: normalized text, literal positions, IN-list/VALUES collapsing, comment tags.
+import { mayCarryTags, readCommentTags, type CommentContext } from './comments';
+import { Kw } from './keywords';
+import { IntColumn, TextBuffer } from './scan-buffers';
+import { SqlScanner, Tok, type Dialect, type UnterminatedKind } from './tokenizer';
+
+/** Kinds of normalized tokens: the tokenizer's, plus the `?` and `?+` slots that replace literals. */
+export const NormTok = { ...Tok, Slot: 19, SlotList: 20 } as const;
+
+const NO_HINTS = Object.freeze({});
+
+/** The result of one pass; owned by a Fingerprinter and overwritten by its next run. */
+export class StatementScan {
+  source = '';
+  /** The normalized text. */
+  readonly out = new TextBuffer();
+  /** Literal and placeholder tokens of the source: kind | (parameter index + 1) << 5, and [start, end) in `source`. */
+  readonly rawInfo = new IntColumn();
+  readonly rawStart = new IntColumn();
+  readonly rawEnd = new IntColumn();
+  /** Slots (`?` or `?+`) of the normalized text, in order: the raw literals [from, to) each stands for. */
+  readonly slotFrom = new IntColumn();
+  readonly slotTo = new IntColumn();
+  /** VALUES row groups: row 0's first slot and slot count, first raw literal, raw literals per row (-1 if rows differ), rows, first row index. */
+  readonly groupSlotFrom = new IntColumn();
+  readonly groupSlotCount = new IntColumn();
+  readonly groupRawFrom = new IntColumn();
+  readonly groupRawPerRow = new IntColumn();
+  readonly groupRows = new IntColumn();
+  readonly groupRowBase = new IntColumn();
+  /** Per VALUES row (all groups): its span in the source and in `out`, its slots and raw literals. */
+  readonly rowSrcStart = new IntColumn();
+  readonly rowSrcEnd = new IntColumn();
+  readonly rowOutStart = new IntColumn();
+  readonly rowOutEnd = new IntColumn();
+  readonly rowSlot = new IntColumn();
+  readonly rowSlotEnd = new IntColumn();
+  readonly rowRaw = new IntColumn();
+  readonly rowRawEnd = new IntColumn();
+  statementCount = 0;
+  unterminated: UnterminatedKind | undefined;
+  unterminatedAt = 0;
+  readonly comments: CommentContext = { hints: NO_HINTS };
+
+  reset(source: string): void {
+    this.source = source;
+    this.out.clear();
+    this.rawInfo.length = this.rawStart.length = this.rawEnd.length = 0;
+    this.slotFrom.length = this.slotTo.length = 0;
+    if (this.groupRows.length > 0 || this.rowSrcStart.length > 0) this.resetGroups();
+    this.statementCount = 0;
+    this.unterminated = undefined;
+    if (this.comments.hints !== NO_HINTS || this.comments.traceparent !== undefined || this.comments.tracestate !== undefined) {
+      this.comments.traceparent = undefined;
+      this.comments.tracestate = undefined;
+      this.comments.hints = NO_HINTS;
+    }
+  }
+
+  private resetGroups(): void {
+    for (const column of [
+      this.groupSlotFrom, this.groupSlotCount, this.groupRawFrom, this.groupRawPerRow, this.groupRows, this.groupRowBase,
+      this.rowSrcStart, this.rowSrcEnd, this.rowOutStart, this.rowOutEnd, this.rowSlot, this.rowSlotEnd, this.rowRaw, this.rowRawEnd,
+    ]) {
+      column.length = 0;
+    }
+  }
+
+  get slotCount(): number {
+    return this.slotFrom.length;
+  }
+
+  /** Token kind of raw literal `i`. */
+  rawKind(i: number): number {
+    return this.rawInfo.data[i] & 0x1f;
+  }
+
+  /** Parameter index of raw literal `i` (a placeholder), else -1. */
+  rawParam(i: number): number {
+    return (this.rawInfo.data[i] >> 5) - 1;
+  }
+}
+
+const ROWS_NONE = 0;
+const ROWS_IN_ROW = 1;
+const ROWS_AFTER_ROW = 2;
+const ROWS_EXPECT_ROW = 3;
+
+const isLiteralKind = (kind: number): boolean => kind >= Tok.String && kind <= Tok.Placeholder;
+
+/** Computes fingerprints; one instance per router, reused for every statement. */
+export class Fingerprinter {
+  readonly scan = new StatementScan();
+  private readonly scanner: SqlScanner;
+  private readonly wordFold: 0 | 2;
+  private depth = 0;
+  private questionMarks = 0;
+  private statementHasTokens = false;
+  /** Kind and keyword of the last emitted token (-1: none yet). */
+  private prevKind = -1;
+  private prevKeyword = 0;
+  /** Where the trailing `;` starts in `out`, or -1 when the last token is not a `;`. */
+  private semicolonAt = -1;
+  private semicolonHashA = 0;
+  private semicolonHashB = 0;
+  private listDepth = -1;
+  private listExpectSlot = false;
+  private listOut = 0;
+  private listHashA = 0;
+  private listHashB = 0;
+  private listSlot = 0;
+  private listRaw = 0;
+  private rowsState = ROWS_NONE;
+  private rowsDepth = 0;
+  private rowsBase = 0;
+  private rowZeroHashA = 0;
+  private rowZeroHashB = 0;
+
+  constructor(readonly dialect: Dialect) {
+    this.scanner = new SqlScanner(dialect);
+    this.wordFold = dialect === 'postgresql' ? 2 : 0; // PostgreSQL folds unquoted names to lower case
+  }
+
+  run(text: string): StatementScan {
+    const scan = this.scan;
+    const scanner = this.scanner;
+    scan.reset(text);
+    scanner.reset(text);
+    this.depth = 0;
+    this.questionMarks = 0;
+    this.statementHasTokens = false;
+    this.prevKind = -1;
+    this.prevKeyword = 0;
+    this.semicolonAt = -1;
+    this.listDepth = -1;
+    this.rowsState = ROWS_NONE;
+    for (let kind: number = scanner.next(); kind !== Tok.End; kind = scanner.next()) {
+      if (kind === Tok.Comment) {
+        if (mayCarryTags(text, scanner.start, scanner.end)) readCommentTags(text, scanner.start, scanner.end, scan.comments);
+        continue;
+      }
+      if (kind === Tok.Error) {
+        scan.unterminated = scanner.unterminated;
+        scan.unterminatedAt = scanner.start;
+        this.emitText(Tok.Operator, `<unterminated ${scanner.unterminated}>`);
+        break;
+      }
+      this.token(kind);
+    }
+    this.finish();
+    return scan;
+  }
+
+  private token(kind: number): void {
+    if (this.rowsState >= ROWS_AFTER_ROW) {
+      if (this.rowsState === ROWS_AFTER_ROW && kind === Tok.Comma) this.rowsState = ROWS_EXPECT_ROW;
+      else if (!(this.rowsState === ROWS_EXPECT_ROW && kind === Tok.LParen && this.depth === this.rowsDepth)) this.finishRows();
+    }
+    if (this.listDepth === this.depth) this.followList(kind);
+    if (isLiteralKind(kind)) this.literal(kind);
+    else if (kind === Tok.Word) {
+      const keyword = this.scanner.keyword;
+      this.emitSource(kind, keyword, keyword !== 0 ? 1 : this.wordFold);
+    } else if (kind === Tok.LParen) this.openParen();
+    else if (kind === Tok.RParen) this.closeParen();
+    else if (kind === Tok.Semicolon) this.semicolon();
+    else this.emitSource(kind, 0, 0);
+  }
+
+  private literal(kind: number): void {
+    const scan = this.scan;
+    const scanner = this.scanner;
+    let info = kind;
+    if (kind === Tok.Placeholder) {
+      const param = scanner.text.charCodeAt(scanner.start) === 0x3f ? this.questionMarks++ : parsePlaceholderIndex(scanner.text, scanner.start, scanner.end);
+      info |= (param + 1) << 5;
+    }
+    const raw = scan.rawInfo.length;
+    scan.slotFrom.push(raw);
+    scan.slotTo.push(raw + 1);
+    scan.rawInfo.push(info);
+    scan.rawStart.push(scanner.start);
+    scan.rawEnd.push(scanner.end);
+    this.emitText(NormTok.Slot, '?');
+  }
+
+  private openParen(): void {
+    const scan = this.scan;
+    const prevKeyword = this.prevKind === Tok.Word ? this.prevKeyword : 0;
+    const rowsStart = this.rowsState === ROWS_EXPECT_ROW || (this.rowsState === ROWS_NONE && (prevKeyword === Kw.VALUES || prevKeyword === Kw.VALUE));
+    if (rowsStart && this.rowsState === ROWS_NONE) {
+      this.rowsDepth = this.depth;
+      this.rowsBase = scan.rowSrcStart.length;
+    }
+    this.emitSource(Tok.LParen, 0, 0);
+    if (rowsStart) this.startRow();
+    this.depth++;
+    if (prevKeyword === Kw.IN) {
+      this.listDepth = this.depth;
+      this.listExpectSlot = true;
+      this.listOut = scan.out.length;
+      this.listHashA = scan.out.hashA;
+      this.listHashB = scan.out.hashB;
+      this.listSlot = scan.slotFrom.length;
+      this.listRaw = scan.rawInfo.length;
+    }
+  }
+
+  private closeParen(): void {
+    const scan = this.scan;
+    if (this.listDepth === this.depth) {
+      // Every element was a literal: the whole list becomes one `?+` slot.
+      this.listDepth = -1;
+      scan.out.rewind(this.listOut, this.listHashA, this.listHashB);
+      scan.slotFrom.length = scan.slotTo.length = this.listSlot;
+      scan.slotFrom.push(this.listRaw);
+      scan.slotTo.push(scan.rawInfo.length);
+      this.prevKind = Tok.LParen;
+      this.emitText(NormTok.SlotList, '?+');
+    }
+    if (this.depth > 0) this.depth--;
+    this.emitSource(Tok.RParen, 0, 0);
+    if (this.rowsState === ROWS_IN_ROW && this.depth === this.rowsDepth) this.endRow();
+  }
+
+  /** Keeps or abandons a candidate IN-list: only `literal (, literal)*` collapses. */
+  private followList(kind: number): void {
+    if (isLiteralKind(kind) && this.listExpectSlot) this.listExpectSlot = false;
+    else if (kind === Tok.Comma && !this.listExpectSlot) this.listExpectSlot = true;
+    else if (!(kind === Tok.RParen && !this.listExpectSlot)) this.listDepth = -1;
+  }
+
+  private semicolon(): void {
+    if (this.rowsState !== ROWS_NONE) this.finishRows();
+    this.listDepth = -1;
+    this.depth = 0;
+    if (!this.statementHasTokens) return; // empty statements vanish
+    this.scan.statementCount++;
+    const out = this.scan.out;
+    this.semicolonAt = out.length;
+    this.semicolonHashA = out.hashA;
+    this.semicolonHashB = out.hashB;
+    this.emitSource(Tok.Semicolon, 0, 0);
+    this.statementHasTokens = false;
+  }
+
+  private startRow(): void {
+    const scan = this.scan;
+    this.rowsState = ROWS_IN_ROW;
+    scan.rowSrcStart.push(this.scanner.start);
+    scan.rowOutStart.push(scan.out.length - 1); // the row's `(`, just emitted
+    scan.rowSlot.push(scan.slotFrom.length);
+    scan.rowRaw.push(scan.rawInfo.length);
+  }
+
+  private endRow(): void {
+    const scan = this.scan;
+    this.rowsState = ROWS_AFTER_ROW;
+    scan.rowSrcEnd.push(this.scanner.end);
+    scan.rowOutEnd.push(scan.out.length);
+    scan.rowSlotEnd.push(scan.slotFrom.length);
+    scan.rowRawEnd.push(scan.rawInfo.length);
+    if (scan.rowRawEnd.length - 1 === this.rowsBase) {
+      this.rowZeroHashA = scan.out.hashA;
+      this.rowZeroHashB = scan.out.hashB;
+    }
+  }
+
+  /** Closes a VALUES group; identical rows collapse to the first. */
+  private finishRows(): void {
+    const scan = this.scan;
+    const base = this.rowsBase;
+    this.rowsState = ROWS_NONE;
+    const rows = scan.rowSrcEnd.length - base;
+    scan.rowSrcStart.length = scan.rowOutStart.length = scan.rowSlot.length = scan.rowRaw.length = base + rows;
+    if (rows === 0) return;
+    const outStart = scan.rowOutStart.data;
+    const outEnd = scan.rowOutEnd.data;
+    const width = outEnd[base] - outStart[base];
+    const rawPerRow = scan.rowRawEnd.data[base] - scan.rowRaw.data[base];
+    const slotsPerRow = scan.rowSlotEnd.data[base] - scan.rowSlot.data[base];
+    let same = true;
+    for (let r = base + 1; r < base + rows && same; r++) {
+      same =
+        outEnd[r] - outStart[r] === width &&
+        scan.rowRawEnd.data[r] - scan.rowRaw.data[r] === rawPerRow &&
+        scan.rowSlotEnd.data[r] - scan.rowSlot.data[r] === slotsPerRow &&
+        scan.out.same(outStart[base], outStart[r], width);
+    }
+    if (same && rows > 1) {
+      scan.out.rewind(outEnd[base], this.rowZeroHashA, this.rowZeroHashB);
+      scan.slotFrom.length = scan.slotTo.length = scan.rowSlotEnd.data[base];
+      this.prevKind = Tok.RParen;
+    }
+    scan.groupSlotFrom.push(scan.rowSlot.data[base]);
+    scan.groupSlotCount.push(slotsPerRow);
+    scan.groupRawFrom.push(scan.rowRaw.data[base]);
+    scan.groupRawPerRow.push(same ? rawPerRow : -1);
+    scan.groupRows.push(rows);
+    scan.groupRowBase.push(base);
+  }
+
+  private finish(): void {
+    const scan = this.scan;
+    if (this.rowsState === ROWS_IN_ROW) {
+      // Unbalanced row at the end: drop it from the group bookkeeping.
+      const ended = scan.rowSrcEnd.length;
+      scan.rowSrcStart.length = scan.rowOutStart.length = scan.rowSlot.length = scan.rowRaw.length = ended;
+      this.rowsState = ended > this.rowsBase ? ROWS_AFTER_ROW : ROWS_NONE;
+    }
+    if (this.rowsState !== ROWS_NONE) this.finishRows();
+    if (this.statementHasTokens) scan.statementCount++;
+    if (this.semicolonAt >= 0 && this.prevKind === Tok.Semicolon) scan.out.rewind(this.semicolonAt, this.semicolonHashA, this.semicolonHashB);
+  }
+
+  private emitSource(kind: number, keyword: number, fold: 0 | 1 | 2): void {
+    this.space(kind);
+    this.scan.out.append(this.scanner.text, this.scanner.start, this.scanner.end, fold);
+    this.prevKind = kind;
+    this.prevKeyword = keyword;
+    this.statementHasTokens = true;
+  }
+
+  private emitText(kind: number, text: string): void {
+    this.space(kind);
+    this.scan.out.append(text, 0, text.length, 0);
+    this.prevKind = kind;
+    this.prevKeyword = 0;
+    this.statementHasTokens = true;
+  }
+
+  /** One space between tokens, except inside brackets, before , ; . ) and after a name before ( or [. */
+  private space(kind: number): void {
+    const prev = this.prevKind;
+    if (prev < 0 || prev === Tok.LParen || prev === Tok.LBracket || prev === Tok.Dot) return;
+    if (kind === Tok.RParen || kind === Tok.RBracket || kind === Tok.Comma || kind === Tok.Semicolon || kind === Tok.Dot) return;
+    if (kind === Tok.LParen && (prev === Tok.QuotedIdent || (prev === Tok.Word && this.prevKeyword === 0))) return;
+    if (kind === Tok.LBracket && (prev === Tok.QuotedIdent || prev === Tok.Word || prev === Tok.RParen || prev === Tok.RBracket || prev === NormTok.Slot)) return;
+    this.scan.out.appendCode(0x20);
+  }
+}
+
+/** `$12` -> 11; an absurdly large number is clamped so it simply has no bound value. */
+function parsePlaceholderIndex(text: string, start: number, end: number): number {
+  let n = 0;
+  for (let i = start + 1; i < end && n < 1e8; i++) n = n * 10 + (text.charCodeAt(i) - 0x30);
+  return n - 1;
+}

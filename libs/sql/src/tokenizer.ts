@@ -1,0 +1,430 @@
+// The SQL tokenizer for the MySQL and PostgreSQL dialects: a pull scanner over char codes, linear, allocation-free.
+import { UnterminatedToken } from './errors';
+import { isExpressionPrefix, keywordId } from './keywords';
+
+export type Dialect = 'mysql' | 'postgresql';
+
+/** Token kinds returned by SqlScanner.next(). */
+export const Tok = {
+  End: 0,
+  /** Unquoted identifier or keyword (`keyword` holds the keyword id or 0). */
+  Word: 1,
+  /** `name` (MySQL) or "name" / U&"name" (PostgreSQL). */
+  QuotedIdent: 2,
+  /** '...', MySQL "...", N'...', E'...', U&'...', $tag$...$tag$. */
+  String: 3,
+  /** Integer, decimal or float, possibly signed: 42, -1.5, .5e3. */
+  Number: 4,
+  /** 0x1F, X'1F'. */
+  HexNumber: 5,
+  /** 0b101, B'101'. */
+  BitString: 6,
+  /** ? or $1. */
+  Placeholder: 7,
+  /** MySQL @user_var, @@system_var, @@session.var, @'quoted'. */
+  Variable: 8,
+  Operator: 9,
+  LParen: 10,
+  RParen: 11,
+  Comma: 12,
+  Semicolon: 13,
+  Dot: 14,
+  LBracket: 15,
+  RBracket: 16,
+  /** A comment other than a MySQL executable comment's markers (those are skipped). */
+  Comment: 17,
+  /** Unterminated string, identifier, comment or dollar quote; `start` is where it began. */
+  Error: 18,
+} as const;
+export type TokKind = (typeof Tok)[keyof typeof Tok];
+
+/** What an Error token failed to terminate. */
+export type UnterminatedKind = 'string' | 'quoted identifier' | 'comment' | 'dollar-quoted string';
+
+const C_ID_START = 1;
+const C_ID_PART = 2;
+const C_DIGIT = 4;
+const C_SPACE = 8;
+const C_HEX = 16;
+const CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z_]/.test(ch)) CLASS[c] |= C_ID_START | C_ID_PART;
+  if (/[0-9]/.test(ch)) CLASS[c] |= C_DIGIT | C_ID_PART;
+  if (/[0-9A-Fa-f]/.test(ch)) CLASS[c] |= C_HEX;
+  if (ch === '$') CLASS[c] |= C_ID_PART;
+  if (' \t\n\r\f\v'.includes(ch)) CLASS[c] |= C_SPACE;
+}
+// Non-ASCII characters (except a BOM) are identifier characters; NaN (past the end) is not.
+const isIdStart = (c: number): boolean => (c < 128 ? (CLASS[c] & C_ID_START) !== 0 : c >= 128 && c !== 0xfeff);
+const isIdPart = (c: number): boolean => (c < 128 ? (CLASS[c] & C_ID_PART) !== 0 : c >= 128 && c !== 0xfeff);
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+const isSpace = (c: number): boolean => c < 128 && (CLASS[c] & C_SPACE) !== 0;
+const isHex = (c: number): boolean => c < 128 && (CLASS[c] & C_HEX) !== 0;
+
+// Operators recognized as one token, keyed by their char codes; anything else is one character long.
+const code2 = (op: string): number => (op.charCodeAt(0) << 8) | op.charCodeAt(1);
+const code3 = (op: string): number => (op.charCodeAt(0) << 16) | (op.charCodeAt(1) << 8) | op.charCodeAt(2);
+const THREE_CHAR_OPS = new Set(['<=>', '->>', '#>>', '!~*', '-|-'].map(code3));
+const TWO_CHAR_OPS = new Set(
+  ['<=', '>=', '<>', '!=', ':=', '||', '&&', '::', '->', '#>', '#-', '@>', '<@', '<<', '>>', '~*', '!~', '@@', '?|', '?&', '&<', '&>', '~~', '^@'].map(code2),
+);
+
+/**
+ * Pull scanner: call next() until it returns Tok.End. After each call `kind`, `start`, `end`
+ * (and `keyword` for words) describe the token. Never throws; malformed input yields Tok.Error.
+ */
+export class SqlScanner {
+  text = '';
+  kind: TokKind = Tok.End;
+  start = 0;
+  end = 0;
+  /** Keyword id of the current Word token, else 0. */
+  keyword = 0;
+  /** For Tok.Error: what was left open. */
+  unterminated: UnterminatedKind = 'string';
+  private pos = 0;
+  private len = 0;
+  private readonly mysql: boolean;
+  private prevOperand = false;
+  /** Inside a MySQL executable comment `/*! ... *\/`, whose content is SQL. */
+  private inExecutable = false;
+
+  constructor(readonly dialect: Dialect) {
+    this.mysql = dialect === 'mysql';
+  }
+
+  reset(text: string): void {
+    this.text = text;
+    this.len = text.length;
+    this.pos = 0;
+    this.kind = Tok.End;
+    this.start = 0;
+    this.end = 0;
+    this.keyword = 0;
+    this.prevOperand = false;
+    this.inExecutable = false;
+  }
+
+  next(): TokKind {
+    const kind = this.scan();
+    this.kind = kind;
+    this.end = this.pos;
+    if (kind !== Tok.Comment) {
+      this.prevOperand =
+        kind === Tok.Word ? !isExpressionPrefix(this.keyword) : kind <= Tok.Variable || kind === Tok.RParen || kind === Tok.RBracket;
+    }
+    return kind;
+  }
+
+  private scan(): TokKind {
+    const text = this.text;
+    this.keyword = 0;
+    for (;;) {
+      while (this.pos < this.len && isSpace(text.charCodeAt(this.pos))) this.pos++;
+      this.start = this.pos;
+      if (this.pos >= this.len) return Tok.End;
+      const c = text.charCodeAt(this.pos);
+      if (c === 0x2a && this.inExecutable && text.charCodeAt(this.pos + 1) === 0x2f) {
+        this.pos += 2; // closing */ of an executable comment
+        this.inExecutable = false;
+        continue;
+      }
+      if (c === 0x2f && text.charCodeAt(this.pos + 1) === 0x2a) {
+        if (this.mysql && this.openExecutable()) continue;
+        return this.blockComment();
+      }
+      return this.scanToken(c);
+    }
+  }
+
+  private scanToken(c: number): TokKind {
+    switch (c) {
+      case 0x27: // '
+        return this.quoted(this.pos, 0x27, this.mysql, Tok.String);
+      case 0x22: // "
+        return this.mysql ? this.quoted(this.pos, 0x22, true, Tok.String) : this.quoted(this.pos, 0x22, false, Tok.QuotedIdent);
+      case 0x60: // `
+        return this.mysql ? this.quoted(this.pos, 0x60, false, Tok.QuotedIdent) : this.operator();
+      case 0x28: return this.single(Tok.LParen);
+      case 0x29: return this.single(Tok.RParen);
+      case 0x2c: return this.single(Tok.Comma);
+      case 0x3b: return this.single(Tok.Semicolon);
+      case 0x5b: return this.single(Tok.LBracket);
+      case 0x5d: return this.single(Tok.RBracket);
+      case 0x2e: // .
+        return isDigit(this.text.charCodeAt(this.pos + 1)) && !this.prevOperand ? this.number(this.pos) : this.single(Tok.Dot);
+      case 0x23: // #
+        return this.mysql ? this.lineComment() : this.operator();
+      case 0x2d: // -
+        if (this.text.charCodeAt(this.pos + 1) === 0x2d && this.dashDashComment()) return this.lineComment();
+        return this.signOrOperator();
+      case 0x2b: // +
+        return this.signOrOperator();
+      case 0x3f: // ?
+        return this.questionMark();
+      case 0x24: // $
+        return this.dollar();
+      case 0x40: // @
+        return this.mysql ? this.variable() : this.operator();
+      default:
+        if (isDigit(c)) return this.number(this.pos);
+        if (isIdStart(c)) return this.wordOrPrefixedString(c);
+        return this.operator();
+    }
+  }
+
+  private single(kind: TokKind): TokKind {
+    this.pos++;
+    return kind;
+  }
+
+  /** A quoted token from `from` (the opening quote). Backslash escapes when `backslash`. */
+  private quoted(from: number, quote: number, backslash: boolean, kind: TokKind): TokKind {
+    const text = this.text;
+    let i = from + 1;
+    while (i < this.len) {
+      const c = text.charCodeAt(i);
+      if (c === quote) {
+        if (text.charCodeAt(i + 1) === quote) {
+          i += 2;
+          continue;
+        }
+        this.pos = i + 1;
+        return kind;
+      }
+      i += backslash && c === 0x5c ? 2 : 1;
+    }
+    return this.fail(kind === Tok.QuotedIdent ? 'quoted identifier' : 'string');
+  }
+
+  private fail(what: UnterminatedKind): TokKind {
+    this.unterminated = what;
+    this.pos = this.len;
+    return Tok.Error;
+  }
+
+  /** MySQL `--` starts a comment only before whitespace, a control character or the end. */
+  private dashDashComment(): boolean {
+    if (!this.mysql) return true;
+    const after = this.text.charCodeAt(this.pos + 2);
+    return Number.isNaN(after) || after <= 0x20;
+  }
+
+  private lineComment(): TokKind {
+    const text = this.text;
+    let i = this.pos;
+    while (i < this.len && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d) i++;
+    this.pos = i;
+    return Tok.Comment;
+  }
+
+  /** Enters a MySQL `/*!12345 ... *\/` or MariaDB `/*M!123456 ... *\/` executable comment. */
+  private openExecutable(): boolean {
+    const text = this.text;
+    let i = this.pos + 2;
+    if (text.charCodeAt(i) === 0x4d && text.charCodeAt(i + 1) === 0x21) i += 2; // M!
+    else if (text.charCodeAt(i) === 0x21) i += 1; // !
+    else return false;
+    if (this.inExecutable) return false; // MySQL does not nest them; treat as an ordinary comment
+    while (i < this.len && isDigit(text.charCodeAt(i))) i++;
+    this.pos = i;
+    this.inExecutable = true;
+    return true;
+  }
+
+  /** A block comment; PostgreSQL nests them, MySQL does not. */
+  private blockComment(): TokKind {
+    const text = this.text;
+    let depth = 1;
+    let i = this.pos + 2;
+    while (i < this.len) {
+      const c = text.charCodeAt(i);
+      if (c === 0x2a && text.charCodeAt(i + 1) === 0x2f) {
+        i += 2;
+        if (--depth === 0) {
+          this.pos = i;
+          return Tok.Comment;
+        }
+      } else if (!this.mysql && c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
+        depth++;
+        i += 2;
+      } else i++;
+    }
+    return this.fail('comment');
+  }
+
+  /** `-`/`+` before a number where no operand precedes is part of a signed literal. */
+  private signOrOperator(): TokKind {
+    if (!this.prevOperand) {
+      const text = this.text;
+      let i = this.pos + 1;
+      while (i < this.len && isSpace(text.charCodeAt(i))) i++;
+      const c = text.charCodeAt(i);
+      if (isDigit(c) || (c === 0x2e && isDigit(text.charCodeAt(i + 1)))) return this.number(i);
+    }
+    return this.operator();
+  }
+
+  /** Digits, fraction, exponent; 0x / 0b prefixes; MySQL words that start with digits. */
+  private number(from: number): TokKind {
+    const text = this.text;
+    let i = from;
+    const c0 = text.charCodeAt(i);
+    const c1 = text.charCodeAt(i + 1) | 0x20;
+    if (c0 === 0x30 && (c1 === 0x78 || c1 === 0x62)) {
+      const hex = c1 === 0x78;
+      let j = i + 2;
+      while (j < this.len && (hex ? isHex(text.charCodeAt(j)) : text.charCodeAt(j) === 0x30 || text.charCodeAt(j) === 0x31)) j++;
+      if (j > i + 2 && !isIdPart(text.charCodeAt(j))) {
+        this.pos = j;
+        return hex ? Tok.HexNumber : Tok.BitString;
+      }
+    }
+    while (i < this.len && (isDigit(text.charCodeAt(i)) || (!this.mysql && text.charCodeAt(i) === 0x5f))) i++;
+    if (text.charCodeAt(i) === 0x2e && !(text.charCodeAt(i + 1) === 0x2e)) {
+      i++;
+      while (i < this.len && isDigit(text.charCodeAt(i))) i++;
+    }
+    const e = text.charCodeAt(i) | 0x20;
+    if (e === 0x65) {
+      let j = i + 1;
+      const sign = text.charCodeAt(j);
+      if (sign === 0x2b || sign === 0x2d) j++;
+      if (isDigit(text.charCodeAt(j))) {
+        while (j < this.len && isDigit(text.charCodeAt(j))) j++;
+        i = j;
+      }
+    }
+    if (from === this.start && i < this.len && isIdPart(text.charCodeAt(i)) && !this.hasFraction(from, i)) {
+      this.pos = i;
+      return this.wordTail(); // 1abc is an identifier in MySQL (and junk PostgreSQL rejects anyway)
+    }
+    this.pos = i;
+    return Tok.Number;
+  }
+
+  private hasFraction(from: number, to: number): boolean {
+    for (let i = from; i < to; i++) if (!isDigit(this.text.charCodeAt(i))) return true;
+    return false;
+  }
+
+  private wordTail(): TokKind {
+    const text = this.text;
+    while (this.pos < this.len && isIdPart(text.charCodeAt(this.pos))) this.pos++;
+    this.keyword = keywordId(text, this.start, this.pos);
+    return Tok.Word;
+  }
+
+  /** A word, or a prefixed literal: X'..', B'..', N'..', E'..', U&'..', U&"..". */
+  private wordOrPrefixedString(c: number): TokKind {
+    const text = this.text;
+    const next = text.charCodeAt(this.pos + 1);
+    const upper = c & ~0x20;
+    if (next === 0x27) {
+      if (upper === 0x58) return this.quoted(this.pos + 1, 0x27, false, Tok.HexNumber); // X'1F'
+      if (upper === 0x42) return this.quoted(this.pos + 1, 0x27, false, Tok.BitString); // B'101'
+      if (upper === 0x4e) return this.quoted(this.pos + 1, 0x27, this.mysql, Tok.String); // N'..'
+      if (upper === 0x45 && !this.mysql) return this.quoted(this.pos + 1, 0x27, true, Tok.String); // E'..'
+    }
+    if (upper === 0x55 && next === 0x26 && !this.mysql) {
+      const q = text.charCodeAt(this.pos + 2);
+      if (q === 0x27) return this.quoted(this.pos + 2, 0x27, false, Tok.String);
+      if (q === 0x22) return this.quoted(this.pos + 2, 0x22, false, Tok.QuotedIdent);
+    }
+    this.pos++;
+    return this.wordTail();
+  }
+
+  /** `?` is a placeholder, except PostgreSQL's jsonb operators `?`, `?|`, `?&` after an operand. */
+  private questionMark(): TokKind {
+    if (!this.mysql && this.prevOperand) return this.operator();
+    this.pos++;
+    return Tok.Placeholder;
+  }
+
+  /** `$1` placeholders; PostgreSQL `$tag$...$tag$` strings; otherwise part of a word or operator. */
+  private dollar(): TokKind {
+    const text = this.text;
+    let i = this.pos + 1;
+    if (isDigit(text.charCodeAt(i))) {
+      while (i < this.len && isDigit(text.charCodeAt(i))) i++;
+      this.pos = i;
+      return Tok.Placeholder;
+    }
+    if (this.mysql) {
+      this.pos++;
+      return this.wordTail();
+    }
+    if (text.charCodeAt(i) !== 0x24) {
+      if (!isIdStart(text.charCodeAt(i))) return this.operator();
+      while (i < this.len && isIdPart(text.charCodeAt(i)) && text.charCodeAt(i) !== 0x24) i++;
+      if (text.charCodeAt(i) !== 0x24) return this.operator();
+    }
+    return this.dollarBody(this.pos, i + 1);
+  }
+
+  /** Finds the closing tag; each `$` in the body is compared at most up to the next `$`, so this is linear. */
+  private dollarBody(tagStart: number, bodyStart: number): TokKind {
+    const text = this.text;
+    const tagLength = bodyStart - tagStart;
+    for (let i = bodyStart; i < this.len; i++) {
+      if (text.charCodeAt(i) !== 0x24) continue;
+      let k = 1;
+      while (k < tagLength && text.charCodeAt(i + k) === text.charCodeAt(tagStart + k)) k++;
+      if (k === tagLength) {
+        this.pos = i + tagLength;
+        return Tok.String;
+      }
+    }
+    return this.fail('dollar-quoted string');
+  }
+
+  /** MySQL `@name`, `@'quoted'`, `@@name`, `@@session.name`. */
+  private variable(): TokKind {
+    const text = this.text;
+    let i = this.pos + 1;
+    const system = text.charCodeAt(i) === 0x40;
+    if (system) i++;
+    const q = text.charCodeAt(i);
+    if (q === 0x27 || q === 0x22 || q === 0x60) return this.quoted(i, q, q !== 0x60, Tok.Variable);
+    while (i < this.len && (isIdPart(text.charCodeAt(i)) || (system && text.charCodeAt(i) === 0x2e))) i++;
+    this.pos = i;
+    return Tok.Variable;
+  }
+
+  private operator(): TokKind {
+    const text = this.text;
+    const p = this.pos;
+    const two = p + 1 < this.len ? (text.charCodeAt(p) << 8) | text.charCodeAt(p + 1) : -1;
+    if (p + 2 < this.len && THREE_CHAR_OPS.has((two << 8) | text.charCodeAt(p + 2))) this.pos = p + 3;
+    else if (TWO_CHAR_OPS.has(two)) this.pos = p + 2;
+    else this.pos = p + 1;
+    return Tok.Operator;
+  }
+}
+
+/** One token of tokenize()'s output. */
+export interface Token {
+  readonly kind: TokKind;
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+  /** Keyword id for words, else 0. */
+  readonly keyword: number;
+}
+
+/**
+ * Tokenizes a whole statement, comments included. Throws DBP_ERR_SQL_UNTERMINATED (and only
+ * that) for an unterminated string, identifier, comment or dollar quote.
+ */
+export function tokenize(text: string, dialect: Dialect): Token[] {
+  const scanner = new SqlScanner(dialect);
+  scanner.reset(text);
+  const tokens: Token[] = [];
+  for (let kind = scanner.next(); kind !== Tok.End; kind = scanner.next()) {
+    if (kind === Tok.Error) throw UnterminatedToken(scanner.unterminated, scanner.start);
+    tokens.push({ kind, start: scanner.start, end: scanner.end, text: text.slice(scanner.start, scanner.end), keyword: scanner.keyword });
+  }
+  return tokens;
+}
