@@ -29,7 +29,7 @@ async function main(argv: readonly string[]): Promise<void> {
         process.exitCode = 2;
         return;
       }
-      await runMain({ services: resolved.services, configPath: command.configPath, version: VERSION, report: err });
+      await runMain({ services: resolved.services, allInOne: command.services.length === 0, configPath: command.configPath, version: VERSION, report: err });
     }
   }
 }

@@ -17,6 +17,8 @@ export interface RuntimeOptions {
   readonly services: readonly ServiceDefinition[];
   readonly configPath: string;
   readonly version: string;
+  /** Every service in one process (`dbproxy start` naming none): shared admin port, label "dbproxy". */
+  readonly allInOne?: boolean;
   readonly env?: Environment;
   /** Overrides the admin listener chosen from [proxy.admin] (tests use port 0). */
   readonly adminListen?: string;
@@ -45,7 +47,7 @@ export class InvalidConfigFile extends Error {
 
 function adminListenFor(opts: RuntimeOptions, admin: Readonly<Record<string, unknown>>): string {
   if (opts.adminListen) return opts.adminListen;
-  const only = opts.services.length === 1 ? opts.services[0] : undefined;
+  const only = opts.services.length === 1 && !opts.allInOne ? opts.services[0] : undefined;
   return String(only ? admin[only.adminKey] : admin['listen']);
 }
 
@@ -55,7 +57,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   if (!loaded.ok) throw new InvalidConfigFile(loaded.issues);
   const fileConfig = loaded.config;
   const names = opts.services.map((s) => s.name);
-  const serviceLabel = names.length === 1 ? (names[0] as string) : 'dbproxy';
+  const serviceLabel = names.length === 1 && !opts.allInOne ? (names[0] as string) : 'dbproxy';
   const instanceId = fileConfig.proxy.instance_name ?? `${hostname()}-${process.pid}`;
   const logger = createLogger({ level: fileConfig.telemetry.log_level, service: serviceLabel, instance: instanceId, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
   const metrics = new MetricsRegistry({ service: serviceLabel });
