@@ -7,6 +7,8 @@ import { FrontendDecoder } from './frontend/decoder';
 import type { AuthResponseKind } from './frontend/messages';
 import { backendMessageArb, frontendMessageArb, startupMessageArb } from './testing';
 
+jest.setTimeout(60_000);
+
 /** Feeds chunks; the decoder may emit or throw a typed DBP_ERR_PG_* error, nothing else, and must return. */
 function survives(push: (chunk: Buffer) => void, chunks: readonly Buffer[]): void {
   try {
@@ -41,7 +43,7 @@ describe('decoders on hostile input (fuzz)', () => {
         survives((c) => decoder.push(c, () => undefined), chunks);
         expect(decoder.buffered).toBeLessThanOrEqual(10000);
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
   });
 
@@ -54,7 +56,7 @@ describe('decoders on hostile input (fuzz)', () => {
         survives((c) => decoder.push(c, () => undefined), chunks);
         expect(decoder.buffered).toBeLessThanOrEqual(4096);
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
   });
 
@@ -66,7 +68,7 @@ describe('decoders on hostile input (fuzz)', () => {
         decoder.expectAuthResponse(auth);
         survives((c) => decoder.push(c, () => undefined), [bytes]);
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
   });
 
@@ -80,7 +82,7 @@ describe('decoders on hostile input (fuzz)', () => {
         const decoder = new BackendDecoder();
         survives((c) => decoder.push(c, () => undefined), [mutated(encodeBackendMessages(...messages), edits)]);
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
   });
 });
