@@ -1,3 +1,4 @@
+// Every DBP_ERR_TESTING_ code is documented in the README Errors table.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { registeredErrors } from '@dbproxy/util';

@@ -1,3 +1,4 @@
+// Unit tests of free port selection.
 import { createServer, type Server } from 'node:net';
 import { freeClusterPort, freePort, isPortFree } from './ports';
 

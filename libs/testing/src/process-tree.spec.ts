@@ -1,3 +1,4 @@
+// Unit tests of the /proc process tree reader.
 import { spawn } from 'node:child_process';
 import { waitFor } from './wait';
 import { isAlive, processTree } from './process-tree';

@@ -1,3 +1,4 @@
+// LocalServer failure paths, driven by shell scripts posing as servers.
 import { join } from 'node:path';
 import { ServerGroup } from './group';
 import { isAlive } from './process-tree';

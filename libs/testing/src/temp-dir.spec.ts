@@ -1,3 +1,4 @@
+// Unit tests of tmpDir.
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// Unit tests of waitFor and withTimeout.
 import { DbproxyError } from '@dbproxy/util';
 import { sleep, waitFor, withTimeout } from './wait';
 

@@ -81,13 +81,25 @@ describe('startMariaDb', () => {
   });
 });
 
-describe('startMariaDb destroy', () => {
-  it('stops every server and deletes the run directory', async () => {
-    const cluster = await startMariaDb({ replicas: 0 });
-    const { primary, dir } = cluster;
-    expect(await query(primary, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
-    await cluster.destroy();
+describe('startMariaDb with two replicas', () => {
+  it('replicates to both with server ids from serverIdBase, and destroy() stops all and deletes the run directory', async () => {
+    const cluster = await startMariaDb({ replicas: 2 });
+    const { primary, replicas, dir } = cluster;
+    try {
+      expect([primary, ...replicas].map((s) => s.serverId)).toEqual([1, 2, 3]);
+      await query(primary, 'CREATE DATABASE app');
+      await query(primary, 'CREATE TABLE app.probe (id INT PRIMARY KEY)');
+      await query(primary, 'INSERT INTO app.probe VALUES (7)');
+      await cluster.waitForReplicaCatchUp();
+      for (const replica of replicas) expect(await query(replica, 'SELECT id FROM app.probe')).toEqual([{ id: 7 }]);
+    } finally {
+      await cluster.destroy();
+    }
     expect(existsSync(dir)).toBe(false);
     await expect(query(primary, 'SELECT 1')).rejects.toThrow();
+  });
+
+  it('rejects a server id base below 1', async () => {
+    await expect(startMariaDb({ serverIdBase: 0 })).rejects.toMatchObject({ code: 'DBP_ERR_TESTING_INVALID_OPTION' });
   });
 });

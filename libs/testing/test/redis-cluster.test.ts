@@ -5,8 +5,9 @@ import { CLUSTER_SLOTS, startRedisCluster, type RedisCluster, type RedisServer }
 
 jest.setTimeout(120_000);
 
-async function command(server: RedisServer, ...args: string[]): Promise<unknown> {
-  const client = new Redis({ host: server.host, port: server.port, password: server.password, lazyConnect: true, disconnectTimeout: 100 });
+async function command(server: Pick<RedisServer, 'host' | 'port' | 'password'>, ...args: string[]): Promise<unknown> {
+  const { host, port, password } = server;
+  const client = new Redis({ host, port, password, lazyConnect: true, enableReadyCheck: false, disconnectTimeout: 100 });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -93,10 +94,11 @@ describe('startRedisCluster (3 masters)', () => {
 });
 
 describe('startRedisCluster with replicas', () => {
-  it('puts one replica under each master and fails over when a master is killed', async () => {
-    const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 1_000 });
+  it('puts one replica under each master, requires its password, and fails over when a master is killed', async () => {
+    const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 1_000, password: 'pw' });
     try {
       expect(cluster.nodes).toHaveLength(6);
+      await expect(command({ ...cluster.nodes[0], password: undefined }, 'PING')).rejects.toThrow(/NOAUTH/);
       cluster.replicas.forEach((r, i) => expect(r.replicaOf).toBe(cluster.masters[i].nodeId));
       const victim = cluster.masters[0];
       const heir = cluster.replicas[0];
