@@ -21,6 +21,12 @@ export interface ScramServerOptions {
   /** The user's secret; null for an unknown user: the exchange runs on made-up keys and fails, revealing nothing. */
   readonly secret: ScramSecret | null;
   readonly random?: RandomSource;
+  /**
+   * For unknown users: derive the mock salt from this server-wide key and the user name, so
+   * repeated probes see the same salt for the same name, as with a real user (PostgreSQL does
+   * the same with its cluster nonce). Without it the mock salt is random per attempt.
+   */
+  readonly mockSalt?: { readonly key: Buffer; readonly user: string };
 }
 
 export type ScramServerResult = { readonly ok: true; readonly serverFinal: Buffer } | { readonly ok: false };
@@ -42,9 +48,10 @@ export class ScramServerSession {
 
   constructor(options: ScramServerOptions) {
     this.random = options.random ?? defaultRandom;
+    const mock = options.mockSalt;
     this.secret = options.secret ?? {
       iterations: DEFAULT_SCRAM_ITERATIONS,
-      salt: this.random(SCRAM_SALT_BYTES),
+      salt: mock ? hmac(mock.key, `mock salt for ${mock.user}`).subarray(0, SCRAM_SALT_BYTES) : this.random(SCRAM_SALT_BYTES),
       storedKey: this.random(32),
       serverKey: this.random(32),
     };

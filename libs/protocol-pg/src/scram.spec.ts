@@ -127,6 +127,15 @@ describe('SCRAM-SHA-256 server', () => {
     expect(server.handleClientFinal(client.clientFinal(serverFirst))).toEqual({ ok: false });
   });
 
+  it('gives an unknown user the same mock salt on every attempt when keyed', () => {
+    const saltOf = (user: string, seed: number) => {
+      const server = new ScramServerSession({ secret: null, random: counting(seed), mockSalt: { key: Buffer.from('cluster key'), user } });
+      return server.handleClientFirst('SCRAM-SHA-256', Buffer.from('n,,n=,r=abc')).toString().split(',')[1];
+    };
+    expect(saltOf('mallory', 1)).toBe(saltOf('mallory', 2));
+    expect(saltOf('mallory', 1)).not.toBe(saltOf('trudy', 1));
+  });
+
   it('refuses channel binding cleanly, and authorization identities', () => {
     const server = () => new ScramServerSession({ secret: scramSecretFrom('x'), random: counting(1) });
     expect(thrownCode(() => server().handleClientFirst('SCRAM-SHA-256', Buffer.from('p=tls-server-end-point,,n=,r=abc')))).toBe('DBP_ERR_PG_SCRAM_CHANNEL_BINDING');
