@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, tmpDir, waitFor, type TempDir } from '@dbproxy/testing';
-import { startDbproxy } from '../../../libs/config-api/test/dbproxy-process';
+import { startDbproxy } from '@dbproxy/runtime/testing';
 
 jest.setTimeout(60_000);
 

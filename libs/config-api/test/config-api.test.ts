@@ -1,7 +1,7 @@
 // config-api end to end: ./bin/dbproxy start config-api on a real nats-server, driven over HTTP.
 import { createBus, KvRecords, openRecords, publishMessage, Subjects, type Bus } from '@dbproxy/bus';
 import { freePort, startNats, tmpDir, waitFor, type NatsServer, type TempDir } from '@dbproxy/testing';
-import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from './dbproxy-process';
+import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
 
 jest.setTimeout(60_000);
 

@@ -1,7 +1,7 @@
 // Fail static: a NATS outage under running services crashes none of them, and they resume
 // (configuration writes, KV following, heartbeats) when it returns on the same port.
 import { freePort, startNats, tmpDir, waitFor, type NatsServer, type TempDir } from '@dbproxy/testing';
-import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from './dbproxy-process';
+import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
 
 jest.setTimeout(90_000);
 

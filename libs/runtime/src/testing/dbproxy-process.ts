@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '@dbproxy/testing';
 
-const ROOT = join(__dirname, '..', '..', '..');
+const ROOT = join(__dirname, '..', '..', '..', '..');
 
 export interface DbproxyProcess {
   readonly child: ChildProcess;
