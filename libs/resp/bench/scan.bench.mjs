@@ -78,9 +78,18 @@ const parseWithRedisParser = (buf) => {
   };
 };
 
+// How fast this machine runs a trivial byte loop, to compare runs on different (or busy) machines.
+const calibration = Buffer.alloc(1 << 16, 7);
+function byteLoop() {
+  let sum = 0;
+  for (let i = 0; i < calibration.length; i++) sum += calibration[i];
+  if (sum === 0) throw new Error('bad sum');
+}
+
 const writer = new RespWriter(64 * 1024);
 const value = Buffer.from('v'.repeat(100));
 const rows = [
+  ['calibration: trivial loop over a Buffer, per byte', measure(byteLoop, calibration.length)],
   ['scan GET (multibulk), per command', measure(scanCommands(gets), PIPELINE)],
   ['scan SET 100 B value, per command', measure(scanCommands(sets), PIPELINE)],
   ['scan GET + name lookup + key/frame read, per command', measure(scanAndRoute(gets), PIPELINE)],

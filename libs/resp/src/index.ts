@@ -3,7 +3,10 @@ export { RespType, CommandFlag, ReplyFlag } from './wire';
 export type { RespTypeByte } from './wire';
 export { DEFAULT_RESP_LIMITS, resolveLimits } from './limits';
 export type { RespLimits } from './limits';
-export * from './errors';
+export {
+  BadReplyLine, ExpectedBulk, IncompleteReply, InlineTooBig, InvalidBulkLength, InvalidLimit, InvalidMultibulkLength, MissingCrlf,
+  NestingTooDeep, QueryBufferLimit, ReplyBufferLimit, TrailingBytes, UnbalancedQuotes, Unencodable, UnexpectedReplyShape, UnknownReplyType,
+} from './errors';
 export { argEquals, argToBuffer, argToInt, argToString } from './args';
 export { CommandBatch } from './command-batch';
 export { CommandScanner } from './command-scanner';

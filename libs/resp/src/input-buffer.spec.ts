@@ -35,4 +35,12 @@ describe('InputBuffer', () => {
     input.consume(input.end);
     expect(input.length).toBe(0);
   });
+
+  it('reserves at most maxAhead bytes beyond what has arrived', () => {
+    const input = new InputBuffer(16, 100);
+    const header = b('$536870912\r\n');
+    input.append(header);
+    input.append(b('x'), header.length + 536870912 + 2);
+    expect(input.buffer.length).toBe(header.length + 1 + 100);
+  });
 });

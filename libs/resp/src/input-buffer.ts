@@ -4,9 +4,10 @@ const EMPTY = Buffer.alloc(0);
 /**
  * Holds unconsumed input as [start, end) of `buffer`. A chunk that arrives with nothing
  * pending is used as is (no copy). Otherwise it is appended into spare capacity after `end`
- * or, when that is short, into a new buffer sized for `needBytes` (so a large bulk value is
- * copied once). Bytes before `end` are never rewritten, so views of frames the caller has
- * forwarded stay valid.
+ * or, when that is short, into a new buffer at least twice the pending bytes and sized for
+ * `needBytes` (so a large bulk value is copied about once) - but never more than `maxAhead`
+ * bytes beyond what has arrived, so a header alone cannot make the proxy reserve 512 MiB.
+ * Bytes before `end` are never rewritten, so views of frames the caller forwarded stay valid.
  */
 export class InputBuffer {
   buffer: Buffer = EMPTY;
@@ -14,7 +15,10 @@ export class InputBuffer {
   end = 0;
   private owned = false;
 
-  constructor(private readonly minCapacity = 16 * 1024) {}
+  constructor(
+    private readonly minCapacity = 16 * 1024,
+    private readonly maxAhead = 4 * 1024 * 1024,
+  ) {}
 
   /** Unconsumed bytes. */
   get length(): number {
@@ -36,7 +40,8 @@ export class InputBuffer {
       this.end += chunk.length;
       return;
     }
-    const size = Math.max(pending + chunk.length, needBytes, pending * 2, this.minCapacity);
+    const have = pending + chunk.length;
+    const size = Math.max(have, Math.min(needBytes, have + this.maxAhead), pending * 2, this.minCapacity);
     const next = Buffer.allocUnsafe(size);
     this.buffer.copy(next, 0, this.start, this.end);
     chunk.copy(next, pending);
