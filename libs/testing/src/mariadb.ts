@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { InvalidOption, ReplicationFailed } from './errors';
 import { replicatedServers, settleAll, startGroup, type ReplicatedServers, type ServerGroup } from './group';
-import { LocalServer, startOnFreePort, type ServerLaunch, type ServerProcess } from './server-process';
+import { LocalServer, startOnFreePort, type ServerEndpoint, type ServerLaunch, type ServerProcess } from './server-process';
 import { copyTree, findBinary, isRoot, runCommand } from './system';
 import { binaryFingerprint, cachedTemplate } from './templates';
 import { waitFor } from './wait';
@@ -93,7 +93,7 @@ function mariaDbTemplate(): Promise<string> {
 }
 
 /** Runs `work` on a fresh root connection to `server`. */
-export async function withMariaDb<T>(server: MariaDbServer, work: (connection: Connection) => Promise<T>): Promise<T> {
+export async function withMariaDb<T>(server: ServerEndpoint, work: (connection: Connection) => Promise<T>): Promise<T> {
   const connection = await createConnection({ host: server.host, port: server.port, user: 'root', password: '', connectTimeout: 3_000 });
   try {
     return await work(connection);
@@ -102,7 +102,7 @@ export async function withMariaDb<T>(server: MariaDbServer, work: (connection: C
   }
 }
 
-async function queryRows(server: MariaDbServer, sql: string): Promise<RowDataPacket[]> {
+async function queryRows(server: ServerEndpoint, sql: string): Promise<RowDataPacket[]> {
   return withMariaDb(server, async (connection) => (await connection.query<RowDataPacket[]>(sql))[0]);
 }
 
@@ -131,7 +131,7 @@ async function startNode(group: ServerGroup, template: string, name: string, ser
     quickExitSignal: 'SIGKILL',
     // Ready when it answers SQL and it is our server (not another process that took the port).
     probe: async (server) => {
-      const [row] = await queryRows(server as MariaDbNode, 'SELECT @@datadir AS dir');
+      const [row] = await queryRows(server, 'SELECT @@datadir AS dir');
       return String(row?.dir).replace(/\/$/, '') === dataDir;
     },
   };

@@ -132,7 +132,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const create = (launch: ServerLaunch, port: number): ClusterNode => new ClusterNode(launch, port, config.password);
   return startGroup('redis-cluster', async (group) => {
     const nodes = await settleAll(
-      Array.from({ length: masterCount + replicaCount }, (_, i) => startRedisNode(group, `node${i + 1}`, config, freeClusterPort, create)),
+      Array.from({ length: masterCount + replicaCount }, (_, i) => startRedisNode(group, `node${i + 1}`, config, create, freeClusterPort)),
     );
     const masters = nodes.slice(0, masterCount);
     const replicas = nodes.slice(masterCount);

@@ -60,8 +60,11 @@ function redisConf(dataDir: string, config: RedisNodeConfig): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Where and how to reach a Redis server. */
+type RedisAddress = Pick<RedisServer, 'host' | 'port' | 'password'>;
+
 /** Runs `work` with a client that neither retries nor queues, so a down server fails fast. */
-export async function withRedis<T>(server: RedisServer, work: (client: Redis) => Promise<T>): Promise<T> {
+export async function withRedis<T>(server: RedisAddress, work: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({
     host: server.host,
     port: server.port,
@@ -84,7 +87,7 @@ export async function withRedis<T>(server: RedisServer, work: (client: Redis) =>
 }
 
 /** One INFO section as key/value pairs. */
-export async function redisInfo(server: RedisServer, section: string): Promise<Record<string, string>> {
+export async function redisInfo(server: RedisAddress, section: string): Promise<Record<string, string>> {
   const text = await withRedis(server, (client) => client.info(section));
   const entries = text.split('\r\n').flatMap((line) => {
     const at = line.indexOf(':');
@@ -94,12 +97,12 @@ export async function redisInfo(server: RedisServer, section: string): Promise<R
 }
 
 /** Starts one redis-server in its own directory of `group`. */
-export async function startRedisNode<S extends RedisNode = RedisNode>(
+export async function startRedisNode<S extends RedisNode>(
   group: ServerGroup,
   name: string,
   config: RedisNodeConfig,
+  create: (launch: ServerLaunch, port: number) => S,
   pickPort?: () => Promise<number>,
-  create: (launch: ServerLaunch, port: number) => S = (launch, port) => new RedisNode(launch, port, config.password) as S,
 ): Promise<S> {
   const dir = await group.memberDir(name);
   const dataDir = await group.memberDir(join(name, 'data'));
@@ -115,7 +118,7 @@ export async function startRedisNode<S extends RedisNode = RedisNode>(
     quickExitSignal: 'SIGKILL',
     // Ready when it answers PING (not LOADING) and INFO names our process (not someone else's server).
     probe: (server) =>
-      withRedis(server as RedisNode, async (client) => {
+      withRedis({ host: server.host, port: server.port, password: config.password }, async (client) => {
         await client.ping();
         return (await client.info('server')).includes(`\r\nprocess_id:${server.pid}\r\n`);
       }),
@@ -158,11 +161,12 @@ export async function startRedis(options: RedisOptions = {}): Promise<Replicated
   if (!Number.isInteger(replicaCount) || replicaCount < 0) throw InvalidOption('replicas', `expected an integer >= 0, got ${replicaCount}`);
   const password = checkPassword(options.password);
   return startGroup('redis', async (group) => {
-    const primary = await startRedisNode(group, 'primary', { password });
+    const create = (launch: ServerLaunch, port: number): RedisNode => new RedisNode(launch, port, password);
+    const primary = await startRedisNode(group, 'primary', { password }, create);
     const names = Array.from({ length: replicaCount }, (_, i) => `replica${i + 1}`);
     const replicas = await settleAll(
       names.map(async (name) => {
-        const replica = await startRedisNode(group, name, { password, replicaOf: primary });
+        const replica = await startRedisNode(group, name, { password, replicaOf: primary }, create);
         await awaitReplicaLink(replica);
         return replica;
       }),

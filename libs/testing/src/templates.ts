@@ -1,7 +1,7 @@
 // Read-only data-directory templates (initdb, mariadb-install-db), built once per machine and copied per instance.
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { chmod, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { chmod, mkdir, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEMP_PREFIX, tmpDir } from './temp-dir';
@@ -26,6 +26,7 @@ const building = new Map<string, Promise<string>>();
  * The path of the template `<kind>-<hash(fingerprint)>`, building it first when missing. `build`
  * fills a fresh staging directory; the finished directory is renamed into place in one step, so
  * a reader sees either nothing or a complete template. Two processes racing both build, one wins.
+ * Outdated templates are left alone: another checkout on the machine may still be copying one.
  */
 export function cachedTemplate(kind: string, fingerprint: string, build: (dir: string) => Promise<void>): Promise<string> {
   const hash = createHash('sha256').update(`${TEMPLATE_FORMAT}\n${fingerprint}`).digest('hex').slice(0, 16);
@@ -37,13 +38,6 @@ export function cachedTemplate(kind: string, fingerprint: string, build: (dir: s
     pending.catch(() => building.delete(finalPath));
   }
   return pending;
-}
-
-/** Deletes templates of the same kind left by an older binary or template format. */
-async function pruneOutdated(kind: string, keep: string): Promise<void> {
-  const outdated = (await readdir(templatesRoot())).filter((name) => new RegExp(`^${kind}-[0-9a-f]{16}$`).test(name));
-  const paths = outdated.map((name) => join(templatesRoot(), name)).filter((path) => path !== keep);
-  await Promise.all(paths.map((path) => rm(path, { recursive: true, force: true })));
 }
 
 async function buildTemplate(finalPath: string, kind: string, build: (dir: string) => Promise<void>): Promise<string> {
@@ -60,7 +54,6 @@ async function buildTemplate(finalPath: string, kind: string, build: (dir: strin
     } catch (err) {
       if (!existsSync(finalPath)) throw err;
     }
-    await pruneOutdated(kind, finalPath);
     return finalPath;
   } finally {
     await staging.remove();
