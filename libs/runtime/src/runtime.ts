@@ -10,6 +10,7 @@ import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
 import { ConfigFollower } from './config-follower';
 import { startHeartbeats } from './heartbeat';
+import { ServiceListeners } from './listeners';
 import { Readiness } from './readiness';
 import type { RunningService, ServiceContext, ServiceDefinition } from './service';
 
@@ -81,10 +82,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   await config.follow(bus, { author: `seed:${serviceLabel}@${instanceId}`, firstValueTimeoutMs: fileConfig.bus.connect_timeout_seconds * 1000 });
 
   const routes: RouteOptions[] = [];
+  const listeners: ServiceListeners[] = [];
   const running: RunningService[] = [];
   const started: ServiceDefinition[] = [];
   try {
     for (const definition of opts.services) {
+      const serviceListeners = new ServiceListeners(definition.name, logger.child({ component: definition.name }), metrics);
+      listeners.push(serviceListeners);
       const ctx: ServiceContext = {
         name: definition.name,
         instanceId,
@@ -98,6 +102,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         tracer: tracing.tracer(definition.name),
         readiness: { set: (component, status, reason) => readiness.set(`${definition.name}/${component}`, status, reason) },
         addAdminRoute: (route) => routes.push(route),
+        listen: (spec) => serviceListeners.listen(spec),
+        activeConnections: () => serviceListeners.activeConnections(),
       };
       running.push(await definition.start(ctx));
       started.push(definition);
@@ -123,6 +129,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       readiness.set('shutdown', 'unready', `shutting down: ${reason}`);
       stopHeartbeats();
       const deadline = Date.now() + config.current().config.proxy.shutdown_timeout_seconds * 1000;
+      await Promise.allSettled(listeners.map((l) => l.stopAccepting()));
       await Promise.allSettled(running.map((s) => s.drain?.(deadline)));
       const closed = await Promise.allSettled(running.map((s) => s.close()));
       closed.forEach((r, i) => r.status === 'rejected' && logger.error({ service: started[i]?.name, err: errorMessage(r.reason) }, 'service failed to close'));

@@ -5,6 +5,7 @@ import type { Bus, Protocol } from '@dbproxy/bus';
 import type { DbproxyConfig, DeepReadonly, Environment } from '@dbproxy/config';
 import type { Logger, MetricsRegistry } from '@dbproxy/observability';
 import type { ConfigSource } from './config-follower';
+import type { BoundListener, ListenerSpec } from './listeners';
 import type { ComponentStatus } from './readiness';
 
 export type ServiceName = 'config-api' | 'topology' | 'mysql-edge' | 'pg-edge' | 'redis-edge' | 'bgd-monitor' | 'xa-coordinator';
@@ -37,6 +38,13 @@ export interface ServiceContext {
   readonly readiness: ServiceReadiness;
   /** Adds a route to the admin HTTP server (only during start). */
   addAdminRoute(route: RouteOptions): void;
+  /**
+   * Opens a protocol listener with admission control. Sockets reach `spec.onConnection` in the
+   * process that serves them; the runtime stops accepting before the service's drain.
+   */
+  listen(spec: ListenerSpec): Promise<BoundListener>;
+  /** Connections admitted by this service's listeners and still open. */
+  activeConnections(): number;
 }
 
 export interface EdgeStatus {
