@@ -1,2 +1,9 @@
-// Public entry point of pool.
-export {};
+// Public entry point of pool: bounded, protocol-agnostic backend connection pools and the
+// per-edge set of them.
+export { BackendPool, type DrainOptions } from './backend-pool';
+export { PoolSet, type BackendPoolConfig, type PoolSetOptions } from './pool-set';
+export { PoolErrors } from './errors';
+export { POOL_DEFAULTS, type ResolvedSizing } from './pool-options';
+export { MAX_DESTROY_REASONS, type PoolEvent, type PoolEventName } from './pool-counters';
+export { isLegalTransition, type ConnectionState, type PoolConnectionTransition } from './pooled-connection';
+export type { AcquireOptions, ConnectionFactory, Lease, PoolOptions, PoolSizing, PoolStats, ReleaseOptions } from './types';

@@ -1,0 +1,527 @@
+// A bounded pool of connections to one backend: acquire with a deadline and a FIFO of waiters,
+// reset on release, reserved capacity, retire-on-release, idle/lifetime sweeps and drain.
+import { errorMessage } from '@dbproxy/util';
+import { ConnectionRoster } from './connection-roster';
+import { PoolErrors } from './errors';
+import { PoolLease } from './lease';
+import { PoolCounters } from './pool-counters';
+import { checkFactory, resolveSizing, type ResolvedSizing } from './pool-options';
+import { PooledConnection, type Slot } from './pooled-connection';
+import type { AcquireOptions, ConnectionFactory, Lease, PoolOptions, PoolSizing, PoolStats, ReleaseOptions } from './types';
+import { Waiter, WaiterQueue } from './waiter-queue';
+
+type Phase = 'open' | 'draining' | 'closed';
+
+export interface DrainOptions {
+  /** How long leases may stay out before their connections are closed under them (default 30 000 ms). */
+  deadlineMs?: number;
+}
+
+const NO_OPTIONS: AcquireOptions = {};
+const DEFAULT_DRAIN_DEADLINE_MS = 30_000;
+const clock = (): number => performance.now();
+
+export class BackendPool<C> {
+  readonly backend: string;
+  private sizing: ResolvedSizing;
+  private factory: ConnectionFactory<C>;
+  private readonly counters: PoolCounters;
+  private readonly roster: ConnectionRoster<C>;
+  private readonly ordinaryWaiters = new WaiterQueue<Lease<C>>();
+  private readonly reservedWaiters = new WaiterQueue<Lease<C>>();
+  /** Bumped by retire(): connections still being created for an older generation close on arrival. */
+  private generation = 0;
+  private retireReason = 'retired';
+  private phase: Phase = 'open';
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private drainTimer: NodeJS.Timeout | undefined;
+  private drained: Promise<void> | undefined;
+  private resolveDrained: () => void = () => {};
+
+  constructor(options: PoolOptions<C>) {
+    if (typeof options.backend !== 'string' || options.backend === '') {
+      throw PoolErrors.invalidOptions(String(options.backend), 'backend must be a non-empty string');
+    }
+    checkFactory(options.backend, options.factory);
+    this.backend = options.backend;
+    this.sizing = resolveSizing(options.backend, options);
+    this.factory = options.factory;
+    this.counters = new PoolCounters(this.backend);
+    this.roster = new ConnectionRoster(
+      this.counters,
+      () => this.reconcile(),
+      () => this.sizing.connectTimeoutMs,
+    );
+    this.startSweep();
+    this.ensureMinIdle();
+  }
+
+  /** Current sizes and deadlines, defaults filled in. */
+  get options(): Readonly<ResolvedSizing> {
+    return this.sizing;
+  }
+
+  /** max + reserved: the hard bound of connections, open, connecting or closing. */
+  get capacity(): number {
+    return this.sizing.max + this.sizing.reserved;
+  }
+
+  get isOpen(): boolean {
+    return this.phase === 'open';
+  }
+
+  /**
+   * An idle connection now, or undefined (none idle, no free slot, or earlier waiters of the
+   * same kind). Synchronous and allocation-light: the per-query fast path.
+   */
+  tryAcquire(options: AcquireOptions = NO_OPTIONS): Lease<C> | undefined {
+    if (this.phase !== 'open') throw PoolErrors.closed(this.backend);
+    return this.leaseIdle(this.wantsReserve(options));
+  }
+
+  /** A lease, after waiting in FIFO order up to the deadline when nothing is idle. */
+  acquire(options: AcquireOptions = NO_OPTIONS): Promise<Lease<C>> {
+    if (this.phase !== 'open') return Promise.reject(PoolErrors.closed(this.backend));
+    const signal = options.signal;
+    if (signal?.aborted) {
+      this.counters.acquireAborts++;
+      this.counters.publish('acquire-aborted', 0);
+      return Promise.reject(PoolErrors.acquireAborted.withCause(signal.reason, this.backend, 0));
+    }
+    const reserved = this.wantsReserve(options);
+    const lease = this.leaseIdle(reserved);
+    if (lease !== undefined) return Promise.resolve(lease);
+    return this.enqueue(reserved, options);
+  }
+
+  /**
+   * Gives a lease back. `reusable: false` (timeout, cancel, protocol doubt) closes the connection;
+   * otherwise it is reset and reused, unless it is retiring, too old, surplus, or the pool drains.
+   */
+  release(lease: Lease<C>, options: ReleaseOptions): void {
+    if (lease.pool !== this || !(lease instanceof PoolLease)) throw PoolErrors.foreignLease(lease.backend, this.backend);
+    if (lease.released) throw PoolErrors.doubleRelease(this.backend, lease.connectionId);
+    lease.released = true;
+    if (lease.revoked) return;
+    const conn = lease.entry;
+    conn.lease = undefined;
+    const from = conn.state === 'retiring' ? 'retiring' : 'in_use';
+    const closeReason = this.closeReasonOnRelease(conn, options);
+    if (closeReason !== undefined) {
+      this.roster.close(conn, from, closeReason);
+      this.reconcile();
+      return;
+    }
+    if (conn.factory.reset === undefined) {
+      this.roster.park(conn, 'in_use', 'released', clock());
+      this.dispatch();
+      return;
+    }
+    this.startReset(conn);
+  }
+
+  /**
+   * Drain action: every current connection closes when next released (idle ones now); those
+   * still being created close on arrival. New connections are made for later demand.
+   */
+  retire(reason: string): void {
+    if (this.phase === 'closed') return;
+    this.generation++;
+    this.retireReason = reason;
+    this.counters.publish('retire', undefined, reason);
+    for (const conn of this.roster.all) {
+      if (conn.state !== 'in_use' && conn.state !== 'resetting') continue;
+      conn.retireReason = reason;
+      this.roster.move(conn, conn.state, 'retiring', reason);
+    }
+    this.roster.closeAllIdle(reason);
+    this.reconcile();
+  }
+
+  /**
+   * New sizes and deadlines (a new config epoch); omitted fields take their defaults. Shrinking
+   * closes surplus idle connections now and surplus lent ones when released.
+   */
+  configure(sizing: PoolSizing): void {
+    const next = resolveSizing(this.backend, sizing);
+    const sweepChanged = next.sweepIntervalMs !== this.sizing.sweepIntervalMs;
+    this.sizing = next;
+    if (this.phase !== 'open') return;
+    this.roster.closeSurplusIdle(this.capacity);
+    if (sweepChanged) this.startSweep();
+    this.ensureMinIdle();
+    this.dispatch();
+  }
+
+  /** Connects through `factory` from now on; the current connections retire with `reason`. */
+  replaceFactory(factory: ConnectionFactory<C>, reason: string): void {
+    checkFactory(this.backend, factory);
+    this.factory = factory;
+    this.retire(reason);
+  }
+
+  /** (inUse + waiters) / capacity, without building a stats snapshot. */
+  pressure(): number {
+    return (this.roster.busy + this.waiterCount()) / this.capacity;
+  }
+
+  stats(): PoolStats {
+    const roster = this.roster;
+    const counters = this.counters;
+    return {
+      backend: this.backend,
+      max: this.sizing.max,
+      reserved: this.sizing.reserved,
+      capacity: this.capacity,
+      total: roster.all.size - roster.counts.creating,
+      idle: roster.idle.length,
+      inUse: roster.busy,
+      reservedInUse: roster.busyReserved,
+      resetting: roster.counts.resetting,
+      waiters: this.waiterCount(),
+      pendingCreates: roster.counts.creating,
+      pendingDestroys: roster.pendingDestroys,
+      pressure: this.pressure(),
+      checkouts: counters.checkouts,
+      acquireTimeouts: counters.acquireTimeouts,
+      acquireAborts: counters.acquireAborts,
+      waitersRejected: counters.waitersRejected,
+      resetFailures: counters.resetFailures,
+      creates: counters.creates,
+      createFailures: counters.createFailures,
+      destroys: counters.destroysByReason(),
+    };
+  }
+
+  /**
+   * Stops new acquires (DBP_ERR_POOL_CLOSED, waiters too), closes idle connections, closes lent
+   * ones as they come back, and at the deadline closes the rest under their borrowers.
+   * Resolves once every connection is closed. Calling it again returns the same promise.
+   */
+  drain(options: DrainOptions = {}): Promise<void> {
+    if (this.drained !== undefined) return this.drained;
+    this.phase = 'draining';
+    this.drained = new Promise((resolve) => {
+      this.resolveDrained = resolve;
+    });
+    this.stopSweep();
+    this.counters.publish('drain');
+    for (const waiter of [...this.reservedWaiters.takeAll(), ...this.ordinaryWaiters.takeAll()]) {
+      this.disarm(waiter);
+      waiter.reject(PoolErrors.closed(this.backend));
+    }
+    this.roster.closeAllIdle('pool-closed');
+    const deadlineMs = options.deadlineMs ?? DEFAULT_DRAIN_DEADLINE_MS;
+    if (deadlineMs <= 0) this.closeRemaining();
+    else this.drainTimer = setTimeout(() => this.closeRemaining(), deadlineMs);
+    this.reconcile();
+    return this.drained;
+  }
+
+  /** drain() with no grace: lent connections are closed under their borrowers at once. */
+  close(): Promise<void> {
+    return this.drain({ deadlineMs: 0 });
+  }
+
+  // --- acquiring -------------------------------------------------------------------------
+
+  private wantsReserve(options: AcquireOptions): boolean {
+    return options.reserved === true && this.sizing.reserved > 0;
+  }
+
+  private queueOf(reserved: boolean): WaiterQueue<Lease<C>> {
+    return reserved ? this.reservedWaiters : this.ordinaryWaiters;
+  }
+
+  private waiterCount(): number {
+    return this.ordinaryWaiters.length + this.reservedWaiters.length;
+  }
+
+  /** Reserved acquirers take a reserved slot first, then an ordinary one; others only ordinary. */
+  private freeSlot(reserved: boolean): Slot | undefined {
+    if (reserved && this.roster.busyReserved < this.sizing.reserved) return 'reserved';
+    if (this.roster.busyOrdinary < this.sizing.max) return 'ordinary';
+    return undefined;
+  }
+
+  private leaseIdle(reserved: boolean): Lease<C> | undefined {
+    if (this.queueOf(reserved).length > 0) return undefined;
+    const slot = this.freeSlot(reserved);
+    if (slot === undefined) return undefined;
+    const conn = this.takeUsableIdle();
+    return conn === undefined ? undefined : this.lend(conn, slot, 0);
+  }
+
+  /** Pops the most recently used idle connection that is alive and not past its lifetime. */
+  private takeUsableIdle(): PooledConnection<C> | undefined {
+    const maxLifetimeMs = this.sizing.maxLifetimeMs;
+    const now = maxLifetimeMs > 0 ? clock() : 0;
+    for (let conn = this.roster.idle.pop(); conn !== undefined; conn = this.roster.idle.pop()) {
+      if (!this.roster.alive(conn)) this.roster.close(conn, 'idle', 'dead');
+      else if (maxLifetimeMs > 0 && now - conn.createdAt >= maxLifetimeMs) this.roster.close(conn, 'idle', 'max-lifetime');
+      else return conn;
+    }
+    return undefined;
+  }
+
+  private lend(conn: PooledConnection<C>, slot: Slot, waitMs: number): Lease<C> {
+    this.roster.lend(conn, slot);
+    const lease = new PoolLease(this, conn, slot === 'reserved', waitMs);
+    conn.lease = lease;
+    this.counters.checkouts++;
+    this.counters.publish('acquire', waitMs);
+    return lease;
+  }
+
+  private enqueue(reserved: boolean, options: AcquireOptions): Promise<Lease<C>> {
+    if (this.waiterCount() >= this.sizing.maxWaiters) {
+      this.counters.waitersRejected++;
+      this.counters.publish('queue-full');
+      return Promise.reject(PoolErrors.queueFull(this.backend, this.sizing.maxWaiters));
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = new Waiter<Lease<C>>(reserved, clock(), resolve, reject);
+      waiter.timer = setTimeout(() => this.expire(waiter), options.timeoutMs ?? this.sizing.acquireTimeoutMs);
+      const signal = options.signal;
+      if (signal !== undefined) {
+        waiter.signal = signal;
+        waiter.onAbort = () => this.abandon(waiter);
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.queueOf(reserved).push(waiter);
+      this.dispatch();
+    });
+  }
+
+  private expire(waiter: Waiter<Lease<C>>): void {
+    if (!this.unqueue(waiter)) return;
+    const waited = clock() - waiter.startedAt;
+    this.counters.acquireTimeouts++;
+    this.counters.publish('acquire-timeout', waited);
+    waiter.reject(PoolErrors.acquireTimeout(this.backend, Math.round(waited)));
+  }
+
+  private abandon(waiter: Waiter<Lease<C>>): void {
+    const reason: unknown = waiter.signal?.reason;
+    if (!this.unqueue(waiter)) return;
+    const waited = clock() - waiter.startedAt;
+    this.counters.acquireAborts++;
+    this.counters.publish('acquire-aborted', waited);
+    waiter.reject(PoolErrors.acquireAborted.withCause(reason, this.backend, Math.round(waited)));
+  }
+
+  /** Takes a waiter off its queue and disarms it; false when it already left. */
+  private unqueue(waiter: Waiter<Lease<C>>): boolean {
+    if (!waiter.queued) return false;
+    this.queueOf(waiter.reserved).remove(waiter);
+    this.disarm(waiter);
+    return true;
+  }
+
+  private disarm(waiter: Waiter<Lease<C>>): void {
+    clearTimeout(waiter.timer);
+    if (waiter.signal !== undefined && waiter.onAbort !== undefined) waiter.signal.removeEventListener('abort', waiter.onAbort);
+  }
+
+  /** The oldest waiter that a free slot could serve now: reserved acquirers first. */
+  private nextServable(): Waiter<Lease<C>> | undefined {
+    const reserved = this.reservedWaiters.head;
+    if (reserved !== undefined && this.freeSlot(true) !== undefined) return reserved;
+    const ordinary = this.ordinaryWaiters.head;
+    if (ordinary !== undefined && this.freeSlot(false) !== undefined) return ordinary;
+    return undefined;
+  }
+
+  /** How many queued waiters the free slots could serve. */
+  private servableWaiters(): number {
+    const freeReserved = Math.max(0, this.sizing.reserved - this.roster.busyReserved);
+    const freeOrdinary = Math.max(0, this.sizing.max - this.roster.busyOrdinary);
+    const reserved = Math.min(this.reservedWaiters.length, freeReserved + freeOrdinary);
+    const ordinaryLeft = freeOrdinary - Math.max(0, reserved - freeReserved);
+    return reserved + Math.min(this.ordinaryWaiters.length, ordinaryLeft);
+  }
+
+  /** Hands idle connections to waiters, then opens connections for the waiters still servable. */
+  private dispatch(): void {
+    if (this.phase !== 'open') return;
+    for (let waiter = this.nextServable(); waiter !== undefined; waiter = this.nextServable()) {
+      const conn = this.takeUsableIdle();
+      if (conn === undefined) break;
+      const slot = this.freeSlot(waiter.reserved) as Slot;
+      this.unqueue(waiter);
+      waiter.resolve(this.lend(conn, slot, clock() - waiter.startedAt));
+    }
+    let wanted = this.servableWaiters() - this.roster.counts.creating;
+    while (wanted-- > 0 && this.roster.footprint < this.capacity) this.open();
+  }
+
+  // --- connection lifecycle ----------------------------------------------------------------
+
+  private ensureMinIdle(): void {
+    const roster = this.roster;
+    while (this.phase === 'open' && roster.idle.length + roster.counts.creating < this.sizing.minIdle && roster.footprint < this.capacity) {
+      this.open();
+    }
+  }
+
+  /** Starts factory.create under the connect timeout; the result goes to the next waiter or idle. */
+  private open(): void {
+    const factory = this.factory;
+    const conn = new PooledConnection<C>(this.backend, factory, this.generation, clock());
+    this.roster.enroll(conn);
+    const connecting = new AbortController();
+    conn.connecting = connecting;
+    conn.afterReset = () => this.afterReset(conn);
+    conn.afterResetFailure = (err: unknown) => this.resetFailed(conn, err);
+    const timeoutMs = this.sizing.connectTimeoutMs;
+    const timer = setTimeout(() => {
+      const err = PoolErrors.connectTimeout(this.backend, timeoutMs);
+      connecting.abort(err);
+      this.openFailed(conn, err);
+    }, timeoutMs);
+    let created: Promise<C>;
+    try {
+      created = factory.create(connecting.signal);
+    } catch (err) {
+      created = Promise.reject(err);
+    }
+    created.then(
+      (raw) => {
+        clearTimeout(timer);
+        this.opened(conn, raw);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        this.openFailed(conn, err);
+      },
+    );
+  }
+
+  private opened(conn: PooledConnection<C>, raw: C): void {
+    conn.connecting = undefined;
+    if (conn.state !== 'creating') {
+      // It timed out or the pool was closed meanwhile: nobody tracks it any more.
+      this.roster.destroy(conn.factory, raw, 'late-connect');
+      return;
+    }
+    conn.raw = raw;
+    this.counters.creates++;
+    if (this.phase !== 'open') this.roster.close(conn, 'creating', 'pool-closed');
+    else if (conn.generation !== this.generation) this.roster.close(conn, 'creating', this.retireReason);
+    else this.roster.park(conn, 'creating', 'connected', clock());
+    this.reconcile();
+  }
+
+  /** A failed create rejects the oldest servable waiter at once rather than at its deadline. */
+  private openFailed(conn: PooledConnection<C>, err: unknown): void {
+    if (conn.state !== 'creating') return;
+    conn.connecting = undefined;
+    this.roster.close(conn, 'creating', 'create-failed');
+    this.counters.createFailures++;
+    this.counters.publish('create-failed', undefined, errorMessage(err));
+    const waiter = this.nextServable();
+    if (waiter !== undefined) {
+      this.unqueue(waiter);
+      waiter.reject(PoolErrors.createFailed.withCause(err, this.backend, errorMessage(err)));
+    }
+    this.reconcile();
+  }
+
+  private closeReasonOnRelease(conn: PooledConnection<C>, options: ReleaseOptions): string | undefined {
+    if (!options.reusable) return options.reason ?? 'not-reusable';
+    if (conn.state === 'retiring') return conn.retireReason;
+    if (this.phase !== 'open') return 'pool-closed';
+    if (this.roster.footprint > this.capacity) return 'surplus';
+    if (this.sizing.maxLifetimeMs > 0 && clock() - conn.createdAt >= this.sizing.maxLifetimeMs) return 'max-lifetime';
+    return undefined;
+  }
+
+  private startReset(conn: PooledConnection<C>): void {
+    this.roster.move(conn, 'in_use', 'resetting', 'released');
+    conn.resetStartedAt = clock();
+    let reset: Promise<void>;
+    try {
+      reset = (conn.factory.reset as (c: C) => Promise<void>).call(conn.factory, conn.raw as C);
+    } catch (err) {
+      reset = Promise.reject(err);
+    }
+    reset.then(conn.afterReset, conn.afterResetFailure);
+  }
+
+  private afterReset(conn: PooledConnection<C>): void {
+    conn.resetStartedAt = undefined;
+    if (conn.state === 'retiring') this.roster.close(conn, 'retiring', conn.retireReason);
+    else if (conn.state !== 'resetting') return; // closed by the reset timeout or a drain deadline
+    else if (this.phase !== 'open') this.roster.close(conn, 'resetting', 'pool-closed');
+    else if (this.roster.footprint > this.capacity) this.roster.close(conn, 'resetting', 'surplus');
+    else this.roster.park(conn, 'resetting', 'reset', clock());
+    this.reconcile();
+  }
+
+  private resetFailed(conn: PooledConnection<C>, err: unknown): void {
+    conn.resetStartedAt = undefined;
+    if (conn.state !== 'resetting' && conn.state !== 'retiring') return;
+    this.counters.resetFailures++;
+    this.counters.publish('reset-failed', undefined, errorMessage(err));
+    this.roster.close(conn, conn.state, 'reset-failed');
+    this.reconcile();
+  }
+
+  /** After capacity or connections changed: serve waiters, or finish a drain. */
+  private reconcile(): void {
+    if (this.phase === 'open') {
+      this.dispatch();
+      return;
+    }
+    if (this.phase === 'draining' && this.roster.all.size === 0 && this.roster.pendingDestroys === 0) {
+      this.phase = 'closed';
+      clearTimeout(this.drainTimer);
+      this.resolveDrained();
+    }
+  }
+
+  /** The drain deadline: closes what is still lent, resetting or connecting. */
+  private closeRemaining(): void {
+    for (const conn of this.roster.all) {
+      if (conn.state === 'creating') conn.connecting?.abort(PoolErrors.closed(this.backend));
+      if (conn.lease !== undefined) conn.lease.revoked = true;
+      this.roster.close(conn, conn.state, 'drain-deadline');
+    }
+    this.reconcile();
+  }
+
+  // --- maintenance -------------------------------------------------------------------------
+
+  private startSweep(): void {
+    this.stopSweep();
+    this.sweepTimer = setInterval(() => this.sweep(), this.sizing.sweepIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  private stopSweep(): void {
+    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  /** The one periodic pass: stuck resets, dead/old/long-idle connections, then minIdle. */
+  private sweep(): void {
+    const now = clock();
+    this.expireResets(now);
+    const { idleTimeoutMs, maxLifetimeMs, minIdle } = this.sizing;
+    this.roster.sweepIdle({ now, idleTimeoutMs, maxLifetimeMs, minIdle });
+    this.ensureMinIdle();
+    this.dispatch();
+  }
+
+  private expireResets(now: number): void {
+    if (this.roster.counts.resetting === 0 && this.roster.counts.retiring === 0) return;
+    for (const conn of this.roster.all) {
+      if (conn.resetStartedAt === undefined || now - conn.resetStartedAt < this.sizing.resetTimeoutMs) continue;
+      if (conn.state !== 'resetting' && conn.state !== 'retiring') continue;
+      conn.resetStartedAt = undefined;
+      this.counters.resetFailures++;
+      this.counters.publish('reset-failed', undefined, 'timeout');
+      this.roster.close(conn, conn.state, 'reset-timeout');
+    }
+  }
+}
