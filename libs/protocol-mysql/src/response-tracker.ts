@@ -87,6 +87,8 @@ type State =
 
 type Step = [ResponsePacketRole, State];
 
+const ROW_STEP: TrackerStep = Object.freeze({ role: 'row', complete: false });
+
 const NO_RESPONSE = new Set<number>([Command.Quit, Command.StmtClose, Command.StmtSendLongData]);
 const UNTRACKABLE = new Set<number>([Command.ChangeUser, Command.BinlogDump, Command.BinlogDumpGtid, Command.TableDump, Command.RegisterSlave, Command.Clone, Command.Connect, Command.ConnectOut, Command.Daemon, Command.SubscribeGroupReplicationStream, Command.StmtBulkExecute, Command.Multi]);
 
@@ -157,10 +159,15 @@ export class ResponseTracker {
   feed(packet: MysqlPacket): TrackerStep {
     if (this.complete) throw UnexpectedPacket(describe(packet.payload), 'no response is outstanding');
     this.checkSequence(packet);
+    const p = packet.payload;
+    // Fast path, one header check per row: no decoding, no allocation.
+    if (this.state === 'rows' && p.length > 0 && p[0] !== PacketHeader.Err && !isResultSetTerminator(p, this.deprecateEof)) {
+      this.count(packet.wire.length, 1);
+      return ROW_STEP;
+    }
     this.count(packet.wire.length, 0);
-    const [role, next] = this.step(packet.payload);
+    const [role, next] = this.step(p);
     this.state = next;
-    if (role === 'row') this.count(0, 1);
     return { role, complete: next === 'done' };
   }
 
@@ -270,12 +277,10 @@ export class ResponseTracker {
     return ['eof', hasFlag(eof.statusFlags, ServerStatus.CursorExists) ? 'done' : 'rows'];
   }
 
+  // Reached only for what ends a row stream (ERR, EOF, OK terminator) or an empty packet; rows take the fast path in feed().
   private onRow(p: Buffer): Step {
     if (p.length > 0 && p[0] === PacketHeader.Err) return this.onErr(p);
-    if (!isResultSetTerminator(p, this.deprecateEof)) {
-      if (p.length === 0) throw UnexpectedPacket('empty packet', 'reading rows');
-      return ['row', 'rows'];
-    }
+    if (p.length === 0) throw UnexpectedPacket('empty packet', 'reading rows');
     if (this.deprecateEof) return this.onOk(p, 'result-end');
     const eof = decodeEof(p);
     this.summary.statusFlags = eof.statusFlags;

@@ -53,7 +53,7 @@ export class ClientAuthExchange {
     if (o.database) wanted |= Capability.ConnectWithDb;
     if (o.connectAttributes) wanted |= Capability.ConnectAttrs;
     if (o.secure) wanted |= Capability.Ssl;
-    this.capabilities = intersectFlags(wanted, handshake.capabilities) | Capability.Protocol41;
+    this.capabilities = (intersectFlags(wanted, handshake.capabilities) | Capability.Protocol41) >>> 0;
     this.scramble = handshake.scramble;
     this.plugin = handshake.authPlugin === CACHING_SHA2_PLUGIN ? CACHING_SHA2_PLUGIN : NATIVE_PASSWORD_PLUGIN;
     this.phase = 'token-sent';
