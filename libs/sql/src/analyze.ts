@@ -64,7 +64,7 @@ export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, c
   const lex = lexical[0];
   const extra: UnsafeReason[] = [];
   let shard: ShardAnalysis | undefined;
-  let tableList: readonly string[] = [];
+  let parsed: Parameters<typeof tablesOf>[0];
   if (lex.parse) {
     const probeTokens = statements[0];
     if (probeTokens.length > config.maxParseTokens) {
@@ -76,14 +76,14 @@ export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, c
       if (outcome.ok) {
         shard = new ShardAnalysis(config.rules, scan.slotCount, scan.groups);
         shard.statement(outcome.ast, new Set());
-        tableList = outcome.tableList;
+        parsed = { ast: outcome.ast, tableList: outcome.tableList, own: shard.facts.tables };
       } else {
         counters.parseFailures++;
         extra.push({ code: 'parse_failed', detail: outcome.reason });
       }
     }
   }
-  const tables = shard !== undefined ? mergeTables(shard.facts.tables, tableList, lex.tables) : lex.tables;
+  const tables = tablesOf(parsed, lex.tables);
   const parts = { tables, extra, parsed: shard !== undefined, count: 1 };
   const classification = build(lex, parts);
   const names = identifierNames(new TokenCursor(statements[0]));
@@ -130,25 +130,23 @@ function emptyLexical(): LexicalAnalysis {
   };
 }
 
-/** Parser tables first (schema-qualified, scoped), then node-sql-parser's list, then the token guess. */
-function mergeTables(own: readonly TableRef[], tableList: readonly string[], guessed: readonly TableRef[]): TableRef[] {
-  const out = new Map<string, TableRef>();
-  const add = (t: TableRef): void => {
-    const key = `${t.schema ?? ''}.${t.name}`;
-    const existing = out.get(key);
-    if (existing === undefined || (existing.access === 'read' && t.access === 'write')) out.set(key, t);
-  };
-  own.forEach(add);
-  if (own.length === 0) {
-    for (const entry of tableList) {
-      const [action, db, name] = entry.split('::');
-      if (name === undefined || name === 'null' || action === 'show' || action === 'use') continue;
-      const access = /^(insert|update|delete|replace|create|alter|drop|truncate|rename)$/i.test(action) ? 'write' : 'read';
-      add(db === 'null' ? { name, access } : { schema: db, name, access });
-    }
-    if (out.size === 0) guessed.forEach(add);
+const DML = new Set(['select', 'insert', 'replace', 'update', 'delete']);
+
+/**
+ * Queries and DML: the tables the AST walk found (scoped, so CTE names are not tables). Other
+ * parsed statements (DDL): node-sql-parser's table list. Unparsed: the token guess.
+ */
+function tablesOf(parsed: { ast: { type?: unknown }; tableList: readonly string[]; own: readonly TableRef[] } | undefined, guessed: readonly TableRef[]): readonly TableRef[] {
+  if (parsed === undefined) return guessed;
+  if (DML.has(String(parsed.ast.type))) return parsed.own;
+  const out: TableRef[] = [];
+  for (const entry of parsed.tableList) {
+    const [action, db, name] = entry.split('::');
+    if (name === undefined || name === 'null' || out.some((t) => t.name === name && (t.schema ?? 'null') === db)) continue;
+    const access = /^(select|show|use)$/i.test(action) ? 'read' : 'write';
+    out.push(db === 'null' ? { name, access } : { schema: db, name, access });
   }
-  return [...out.values()];
+  return out.length > 0 ? out : guessed;
 }
 
 interface Parts {

@@ -101,20 +101,17 @@ export class Fingerprinter {
   private prevKeyword = 0;
   /** Where the trailing `;` starts in `out`, or -1 when the last token is not a `;`. */
   private semicolonAt = -1;
-  private semicolonHashA = 0;
-  private semicolonHashB = 0;
+  private semicolonHash = 0;
   private listDepth = -1;
   private listExpectSlot = false;
   private listOut = 0;
-  private listHashA = 0;
-  private listHashB = 0;
+  private listHash = 0;
   private listSlot = 0;
   private listRaw = 0;
   private rowsState = ROWS_NONE;
   private rowsDepth = 0;
   private rowsBase = 0;
-  private rowZeroHashA = 0;
-  private rowZeroHashB = 0;
+  private rowZeroHash = 0;
 
   constructor(readonly dialect: Dialect) {
     this.scanner = new SqlScanner(dialect);
@@ -199,8 +196,7 @@ export class Fingerprinter {
       this.listDepth = this.depth;
       this.listExpectSlot = true;
       this.listOut = scan.out.length;
-      this.listHashA = scan.out.hashA;
-      this.listHashB = scan.out.hashB;
+      this.listHash = scan.out.hash;
       this.listSlot = scan.slotFrom.length;
       this.listRaw = scan.rawInfo.length;
     }
@@ -211,7 +207,7 @@ export class Fingerprinter {
     if (this.listDepth === this.depth) {
       // Every element was a literal: the whole list becomes one `?+` slot.
       this.listDepth = -1;
-      scan.out.rewind(this.listOut, this.listHashA, this.listHashB);
+      scan.out.rewind(this.listOut, this.listHash);
       scan.slotFrom.length = scan.slotTo.length = this.listSlot;
       scan.slotFrom.push(this.listRaw);
       scan.slotTo.push(scan.rawInfo.length);
@@ -238,8 +234,7 @@ export class Fingerprinter {
     this.scan.statementCount++;
     const out = this.scan.out;
     this.semicolonAt = out.length;
-    this.semicolonHashA = out.hashA;
-    this.semicolonHashB = out.hashB;
+    this.semicolonHash = out.hash;
     this.emitSource(Tok.Semicolon, 0, 0);
     this.statementHasTokens = false;
   }
@@ -261,8 +256,7 @@ export class Fingerprinter {
     scan.rowSlotEnd.push(scan.slotFrom.length);
     scan.rowRawEnd.push(scan.rawInfo.length);
     if (scan.rowRawEnd.length - 1 === this.rowsBase) {
-      this.rowZeroHashA = scan.out.hashA;
-      this.rowZeroHashB = scan.out.hashB;
+      this.rowZeroHash = scan.out.hash;
     }
   }
 
@@ -288,7 +282,7 @@ export class Fingerprinter {
         scan.out.same(outStart[base], outStart[r], width);
     }
     if (same && rows > 1) {
-      scan.out.rewind(outEnd[base], this.rowZeroHashA, this.rowZeroHashB);
+      scan.out.rewind(outEnd[base], this.rowZeroHash);
       scan.slotFrom.length = scan.slotTo.length = scan.rowSlotEnd.data[base];
       this.prevKind = Tok.RParen;
     }
@@ -310,7 +304,7 @@ export class Fingerprinter {
     }
     if (this.rowsState !== ROWS_NONE) this.finishRows();
     if (this.statementHasTokens) scan.statementCount++;
-    if (this.semicolonAt >= 0 && this.prevKind === Tok.Semicolon) scan.out.rewind(this.semicolonAt, this.semicolonHashA, this.semicolonHashB);
+    if (this.semicolonAt >= 0 && this.prevKind === Tok.Semicolon) scan.out.rewind(this.semicolonAt, this.semicolonHash);
   }
 
   private emitSource(kind: number, keyword: number, fold: 0 | 1 | 2): void {

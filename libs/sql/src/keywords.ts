@@ -48,9 +48,12 @@ const MAX_KEYWORD_LENGTH = Math.max(...KEYWORD_LIST.map((k) => k.length));
 const table = new Uint16Array(1 << TABLE_BITS);
 const expressionPrefix = new Uint8Array(KEYWORD_COUNT + 1);
 
+/** Seed of the keyword hash: FNV-1a 32 over the word with ASCII letters upper-cased. */
+export const KEYWORD_HASH_SEED = 0x811c9dc5;
+
 /** FNV-1a 32 of the upper-cased ASCII letters of text[start, end). */
-function hashUpper(text: string, start: number, end: number): number {
-  let h = 0x811c9dc5;
+export function hashUpper(text: string, start: number, end: number, seed = KEYWORD_HASH_SEED): number {
+  let h = seed;
   for (let i = start; i < end; i++) {
     let c = text.charCodeAt(i);
     if (c >= 0x61 && c <= 0x7a) c -= 0x20;
@@ -69,9 +72,14 @@ for (const name of EXPRESSION_PREFIX_KEYWORDS) expressionPrefix[Kw[name]] = 1;
 
 /** The keyword id of text[start, end) compared case-insensitively, or 0. */
 export function keywordId(text: string, start: number, end: number): number {
+  return keywordIdForHash(hashUpper(text, start, end), text, start, end);
+}
+
+/** keywordId() when the caller already computed hashUpper(text, start, end). */
+export function keywordIdForHash(hash: number, text: string, start: number, end: number): number {
   const length = end - start;
   if (length > MAX_KEYWORD_LENGTH || length < 2) return 0;
-  let slot = hashUpper(text, start, end) & TABLE_MASK;
+  let slot = (hash >>> 0) & TABLE_MASK;
   for (;;) {
     const id = table[slot];
     if (id === 0) return 0;

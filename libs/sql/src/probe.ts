@@ -50,6 +50,19 @@ function plainSelectList(tokens: readonly NToken[], select: number): [number, nu
   return undefined;
 }
 
+function isIntroducer(tokens: readonly NToken[], i: number): boolean {
+  const t = tokens[i];
+  return t.kind === Tok.Word && t.keyword === 0 && t.text.charCodeAt(0) === 0x5f && tokens[i + 1]?.kind === NormTok.Slot;
+}
+
+/** `DEFAULT` as a VALUES cell, which node-sql-parser's MySQL grammar rejects; NULL analyzes the same (not a key). */
+function isDefaultCell(tokens: readonly NToken[], i: number): boolean {
+  if (tokens[i].keyword !== Kw.DEFAULT || tokens[i].kind !== Tok.Word) return false;
+  const prev = tokens[i - 1]?.kind;
+  const next = tokens[i + 1]?.kind;
+  return (prev === Tok.LParen || prev === Tok.Comma) && (next === Tok.Comma || next === Tok.RParen);
+}
+
 /** The probe text for one statement's tokens, leaving out `skip` ranges (trailing locking clauses). */
 export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dialect, skip: readonly [number, number][]): string {
   const replace = new Map<number, [number, string]>(); // token index -> [end index, replacement]
@@ -72,7 +85,11 @@ export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dia
       prevEnd = cut[0] < tokens.length ? tokens[cut[0] - 1].end : text.length;
       continue;
     }
-    out += t.kind === NormTok.Slot || t.kind === NormTok.SlotList ? markerFor(tokens, i, dialect) : t.text;
+    if (isIntroducer(tokens, i)) {
+      prevEnd = t.end;
+      continue; // _utf8mb4'x': node-sql-parser does not read charset introducers
+    }
+    out += t.kind === NormTok.Slot || t.kind === NormTok.SlotList ? markerFor(tokens, i, dialect) : isDefaultCell(tokens, i) ? 'NULL' : t.text;
     prevEnd = t.end;
   }
   return out.trim();

@@ -77,6 +77,11 @@ function intoClause(c: TokenCursor, i: number, dialect: Dialect, facts: SafetyFa
     facts.pinReason ??= 'SELECT ... INTO assigns user variables';
   } else if (c.word(i + 1) === 'OUTFILE' || c.word(i + 1) === 'DUMPFILE') {
     add(facts, 'select_into', `SELECT ... INTO ${c.word(i + 1)}`);
+    if (c.tokens[i].depth === 0) {
+      let end = i + 1;
+      while (end < c.length && c.kw(end) !== Kw.FOR) end++;
+      facts.strip.push([i, end]); // node-sql-parser does not read INTO OUTFILE; the analysis needs the rest
+    }
   } else {
     add(facts, 'select_into', dialect === 'postgresql' ? 'SELECT ... INTO creates a table' : 'SELECT ... INTO assigns variables');
     if (dialect === 'postgresql') facts.createsTable = true;

@@ -28,27 +28,24 @@ export class IntColumn {
 }
 
 /**
- * The normalized statement text, written one UTF-16 code unit at a time, with two running
- * 32-bit multiplicative hashes of everything written (the cache key). Rewinding restores the
- * hashes from a snapshot taken at that length.
+ * The normalized statement text, written one UTF-16 code unit at a time, with a running 32-bit
+ * FNV-1a hash of everything written (the cache key). Rewinding restores the hash from a
+ * snapshot taken at that length.
  */
 export class TextBuffer {
   data = new Uint16Array(256);
   length = 0;
-  hashA = HASH_A_SEED;
-  hashB = HASH_B_SEED;
+  hash = HASH_SEED;
 
   clear(): void {
     this.length = 0;
-    this.hashA = HASH_A_SEED;
-    this.hashB = HASH_B_SEED;
+    this.hash = HASH_SEED;
   }
 
-  /** Truncates to `length`; `hashA`/`hashB` must be the values read when the buffer had that length. */
-  rewind(length: number, hashA: number, hashB: number): void {
+  /** Truncates to `length`; `hash` must be the value read when the buffer had that length. */
+  rewind(length: number, hash: number): void {
     this.length = length;
-    this.hashA = hashA;
-    this.hashB = hashB;
+    this.hash = hash;
   }
 
   reserve(extra: number): void {
@@ -66,27 +63,36 @@ export class TextBuffer {
     let n = this.length;
     if (n + end - start > this.data.length) this.reserve(end - start);
     const data = this.data;
-    let a = this.hashA;
-    let b = this.hashB;
-    for (let i = start; i < end; i++) {
-      let c = text.charCodeAt(i);
-      if (fold === 1) {
+    let h = this.hash;
+    if (fold === 0) {
+      for (let i = start; i < end; i++) {
+        const c = text.charCodeAt(i);
+        data[n++] = c;
+        h = Math.imul(h ^ c, 0x01000193);
+      }
+    } else if (fold === 1) {
+      for (let i = start; i < end; i++) {
+        let c = text.charCodeAt(i);
         if (c >= 0x61 && c <= 0x7a) c -= 0x20;
-      } else if (fold === 2 && c >= 0x41 && c <= 0x5a) c += 0x20;
-      data[n++] = c;
-      a = Math.imul(a ^ c, 0x01000193);
-      b = Math.imul(b ^ c, 0x5bd1e995);
+        data[n++] = c;
+        h = Math.imul(h ^ c, 0x01000193);
+      }
+    } else {
+      for (let i = start; i < end; i++) {
+        let c = text.charCodeAt(i);
+        if (c >= 0x41 && c <= 0x5a) c += 0x20;
+        data[n++] = c;
+        h = Math.imul(h ^ c, 0x01000193);
+      }
     }
     this.length = n;
-    this.hashA = a;
-    this.hashB = b;
+    this.hash = h;
   }
 
   appendCode(c: number): void {
     if (this.length === this.data.length) this.reserve(1);
     this.data[this.length++] = c;
-    this.hashA = Math.imul(this.hashA ^ c, 0x01000193);
-    this.hashB = Math.imul(this.hashB ^ c, 0x5bd1e995);
+    this.hash = Math.imul(this.hash ^ c, 0x01000193);
   }
 
   /** True when [a, a + n) and [b, b + n) hold the same code units. */
@@ -96,12 +102,12 @@ export class TextBuffer {
     return true;
   }
 
-  /** A 52-bit key of the content, exact as a double. Equal text gives equal keys; compare text on a hit (equals). */
+  /**
+   * The cache key: a 32-bit FNV-1a hash of the content and its length, exact as a double. Equal
+   * text gives equal keys; different text rarely does, and a hit still compares text (equals).
+   */
   key(): number {
-    let b = this.hashB ^ this.length;
-    b = Math.imul(b ^ (b >>> 15), 0x2c1b3c6d);
-    b ^= b >>> 13;
-    return (this.hashA >>> 0) * 0x100000 + (b >>> 12);
+    return (this.hash >>> 0) * 0x100000 + (this.length & 0xfffff);
   }
 
   /** True when the content equals `text`. */
@@ -123,5 +129,4 @@ export class TextBuffer {
   }
 }
 
-const HASH_A_SEED = 0x811c9dc5 | 0;
-const HASH_B_SEED = 0x9747b28c | 0;
+const HASH_SEED = 0x811c9dc5 | 0;

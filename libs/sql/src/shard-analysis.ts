@@ -57,10 +57,11 @@ export class ShardAnalysis {
     private readonly groups: ValuesGroups,
   ) {}
 
-  statement(node: AstNode, ctes: ReadonlySet<string>): void {
+  /** `outer`: qualified conjuncts of enclosing blocks, which hold for every row a correlated sub-query sees. */
+  statement(node: AstNode, ctes: ReadonlySet<string>, outer: readonly unknown[] = []): void {
     switch (node.type) {
       case 'select':
-        return this.select(node, ctes);
+        return this.select(node, ctes, outer);
       case 'insert':
       case 'replace':
         return this.insert(node, ctes);
@@ -73,7 +74,7 @@ export class ShardAnalysis {
     }
   }
 
-  private select(node: AstNode, ctes: ReadonlySet<string>): void {
+  private select(node: AstNode, ctes: ReadonlySet<string>, outer: readonly unknown[]): void {
     const scope = new Set(ctes);
     for (const item of asArray(node.with)) if (isNode(item)) scope.add((nameOf(item.name) ?? '').toLowerCase());
     for (const item of asArray(node.with)) {
@@ -81,17 +82,17 @@ export class ShardAnalysis {
       if (body !== undefined) this.statement(body, scope);
     }
     const refs = this.fromItems(node.from, scope, 'read');
-    this.block(refs, node.where);
-    this.nested([node.columns, node.where, node.having, node.groupby, node.orderby, refs.map((r) => r.on)], scope);
-    if (isNode(node._next)) this.select(node._next, scope);
+    const inner = this.block(refs, node.where, outer);
+    this.nested([node.columns, node.where, node.having, node.groupby, node.orderby, refs.map((r) => r.on)], scope, inner);
+    if (isNode(node._next)) this.select(node._next, scope, outer);
   }
 
   private update(node: AstNode, ctes: ReadonlySet<string>): void {
     const targets = this.fromItems(node.table, ctes, 'write');
     const extra = this.fromItems(node.from, ctes, 'read');
     for (const item of asArray(node.set)) this.checkAssignment(item, targets);
-    this.block([...targets, ...extra], node.where);
-    this.nested([asArray(node.set).map((s) => (isNode(s) ? s.value : undefined)), node.where, node.orderby, targets.map((r) => r.on)], ctes);
+    const inner = this.block([...targets, ...extra], node.where, []);
+    this.nested([asArray(node.set).map((s) => (isNode(s) ? s.value : undefined)), node.where, node.orderby, targets.map((r) => r.on)], ctes, inner);
   }
 
   private remove(node: AstNode, ctes: ReadonlySet<string>): void {
@@ -99,8 +100,8 @@ export class ShardAnalysis {
     for (const item of asArray(node.table)) {
       if (isNode(item) && typeof item.table === 'string') this.noteTable(str(item.db) ?? undefined, item.table, 'write');
     }
-    this.block(refs, node.where);
-    this.nested([node.where, node.orderby, refs.map((r) => r.on)], ctes);
+    const inner = this.block(refs, node.where, []);
+    this.nested([node.where, node.orderby, refs.map((r) => r.on)], ctes, inner);
   }
 
   private insert(node: AstNode, ctes: ReadonlySet<string>): void {
@@ -194,11 +195,18 @@ export class ShardAnalysis {
     return refs;
   }
 
-  /** Each sharded reference of a query block gets a key constraint from the conjuncts that apply to it. */
-  private block(refs: readonly BlockRef[], where: unknown): void {
+  /**
+   * Each sharded reference of a query block gets a key constraint from the conjuncts that apply
+   * to it. Returns the qualified conjuncts that hold for sub-queries of this block.
+   */
+  private block(refs: readonly BlockRef[], where: unknown, enclosing: readonly unknown[]): unknown[] {
+    const names = new Set(refs.flatMap((r) => [r.alias.toLowerCase(), r.table.toLowerCase()]));
+    const outer = enclosing.filter((c) => !namesQualifier(c, names)); // an inner alias shadows an outer one
+    const shared = conjuncts(where);
+    for (const ref of refs) if (ref.join === 'inner') conjuncts(ref.on, shared);
     for (const ref of refs) {
       if (ref.rule === undefined) continue;
-      const applicable = conjuncts(where);
+      const applicable = [...conjuncts(where), ...outer];
       for (const other of refs) {
         if (other.join === 'inner' || (other === ref && other.join === 'left')) conjuncts(other.on, applicable);
         if (other.join !== 'other') for (const col of other.using) applicable.push(usingEquality(other.alias, col));
@@ -209,14 +217,15 @@ export class ShardAnalysis {
       else if (constraint.k === 'open') this.outcome({ kind: 'open', rule: ref.rule, why: constraint.why });
       else this.outcome({ kind: 'keyed', ref: { table: ref.rule.display, column: ref.rule.column, map: ref.rule.map, expr: constraint } });
     }
+    return [...outer, ...shared.filter(fullyQualified)];
   }
 
   /** Analyzes sub-queries anywhere inside `values` as statements of their own. */
-  private nested(values: readonly unknown[], ctes: ReadonlySet<string>): void {
+  private nested(values: readonly unknown[], ctes: ReadonlySet<string>, outer: readonly unknown[] = []): void {
     walk(values, (n) => {
       const sub = isNode(n.ast) ? n.ast : undefined;
       if (sub === undefined) return true;
-      this.statement(sub, ctes);
+      this.statement(sub, ctes, outer);
       return false;
     });
   }
@@ -246,6 +255,26 @@ export class ShardAnalysis {
   private reject(error: DbproxyError): void {
     this.facts.outcomes.push({ kind: 'reject', error });
   }
+}
+
+/** True when a column in the expression is qualified by one of `names`. */
+function namesQualifier(expr: unknown, names: ReadonlySet<string>): boolean {
+  let found = false;
+  walk(expr, (n) => {
+    if (n.type === 'column_ref' && typeof n.table === 'string' && names.has(n.table.toLowerCase())) found = true;
+    return !found;
+  });
+  return found;
+}
+
+/** True when every column in the expression names its table (so it means the same inside a sub-query). */
+function fullyQualified(expr: unknown): boolean {
+  let qualified = true;
+  walk(expr, (n) => {
+    if (n.type === 'column_ref' && (typeof n.table !== 'string' || n.table === '')) qualified = false;
+    return qualified && !isNode(n.ast);
+  });
+  return qualified;
 }
 
 /** `JOIN t USING (c)` means t.c equals the other side's c. */

@@ -69,6 +69,7 @@ export function guessTables(c: TokenCursor, writeStatement: boolean, ddl: boolea
       j = ref.next;
       if (c.kw(j) === Kw.AS) j++;
       if (isName(c, j)) j++; // alias
+      while (c.kw(j) === Kw.READ || c.kw(j) === Kw.WRITE || c.kw(j) === Kw.LOCAL || c.kw(j) === Kw.LOW_PRIORITY) j++; // LOCK TABLES t READ
       if (c.at(j)?.kind !== Tok.Comma || (kw !== Kw.FROM && kw !== Kw.TABLES && kw !== Kw.TABLE && kw !== Kw.USING)) break;
       j++;
     }

@@ -1,6 +1,6 @@
 // The SQL tokenizer for the MySQL and PostgreSQL dialects: a pull scanner over char codes, linear, allocation-free.
 import { UnterminatedToken } from './errors';
-import { isExpressionPrefix, keywordId } from './keywords';
+import { hashUpper, isExpressionPrefix, keywordIdForHash } from './keywords';
 
 export type Dialect = 'mysql' | 'postgresql';
 
@@ -309,10 +309,19 @@ export class SqlScanner {
     return false;
   }
 
+  /** Finishes a word, hashing it on the way for the keyword lookup. */
   private wordTail(): TokKind {
     const text = this.text;
-    while (this.pos < this.len && isIdPart(text.charCodeAt(this.pos))) this.pos++;
-    this.keyword = keywordId(text, this.start, this.pos);
+    let h = hashUpper(text, this.start, this.pos);
+    let i = this.pos;
+    for (; i < this.len; i++) {
+      let c = text.charCodeAt(i);
+      if (!isIdPart(c)) break;
+      if (c >= 0x61 && c <= 0x7a) c -= 0x20;
+      h = Math.imul(h ^ c, 0x01000193);
+    }
+    this.pos = i;
+    this.keyword = keywordIdForHash(h, text, this.start, i);
     return Tok.Word;
   }
 
