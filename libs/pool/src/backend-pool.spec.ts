@@ -1,7 +1,6 @@
 // Acquire, release, waiters, deadlines and aborts of one backend pool, on fake connections.
 import { fakePool } from './testing';
 import type { BackendPool } from './backend-pool';
-import type { Lease } from './types';
 import type { FakeConnection } from './testing';
 
 const pools: BackendPool<FakeConnection>[] = [];
