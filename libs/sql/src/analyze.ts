@@ -125,7 +125,8 @@ function mergeLexical(all: LexicalAnalysis[]): LexicalAnalysis {
 
 function emptyLexical(): LexicalAnalysis {
   return {
-    family: 'utility', command: 'empty', transaction: 'none', autocommitSlot: -1, session: { kind: 'none' }, unsafe: [],
+    family: 'utility', command: 'empty', transaction: 'none', autocommitSlot: -1, session: { kind: 'none' },
+    unsafe: [{ code: 'not_a_read', detail: 'the statement is empty' }],
     locking: false, returning: false, strip: [], parse: false, tables: [],
   };
 }

@@ -1,0 +1,160 @@
+// SqlRouter: options, the fingerprint cache and its counters, prepared statements, hints, bounds, telemetry.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { Channels } from '@dbproxy/util';
+import { SqlRouter, type SqlRouterOptions } from './router';
+
+const RULES: SqlRouterOptions['shardRules'] = [
+  { table: 'users', column: 'id', map: { kind: 'hash', shards: ['s0', 's1'] } },
+  { table: 'orders', column: 'user_id', map: { kind: 'hash', shards: ['s0', 's1', 's2'] } },
+];
+const make = (overrides: Partial<SqlRouterOptions> = {}): SqlRouter =>
+  new SqlRouter({ dialect: 'mysql', shardRules: RULES, multiShard: 'all_shards', cacheSize: 16, ...overrides });
+
+describe('SqlRouter options', () => {
+  it.each([
+    [{ dialect: 'oracle' }, /unknown dialect/],
+    [{ cacheSize: 0 }, /cacheSize/],
+    [{ multiShard: 'some' }, /multiShard/],
+    [{ maxParseTokens: -1 }, /maxParseTokens/],
+    [{ shardRules: [{ table: 'a.b.c', column: 'id', map: { kind: 'hash', shards: ['x'] } }] }, /schema.table/],
+    [{ shardRules: [{ table: 'users', column: 'id', map: { kind: 'hash', shards: ['x'] } }, { table: 'users', column: 'id', map: { kind: 'hash', shards: ['y'] } }] }, /two shard rules/],
+  ])('rejects %j', (overrides, message) => {
+    expect(() => make(overrides as Partial<SqlRouterOptions>)).toThrow(expect.objectContaining({ code: 'DBP_ERR_SQL_INVALID_OPTIONS', message: expect.stringMatching(message) }));
+  });
+
+  it('passes shard map errors through', () => {
+    expect(() => make({ shardRules: [{ table: 't', column: 'id', map: { kind: 'hash', shards: [] } }] })).toThrow(
+      expect.objectContaining({ code: 'DBP_ERR_ROUTING_INVALID_SPEC' }),
+    );
+  });
+});
+
+describe('SqlRouter cache', () => {
+  it('parses a statement shape once and answers later executions from the cache', () => {
+    const router = make();
+    expect(router.route('SELECT * FROM users WHERE id = 1').cache).toBe('miss');
+    const hit = router.route('select *   from users where id = 2 /* again */');
+    expect(hit.cache).toBe('hit');
+    expect(hit.decision).toEqual({ kind: 'shards', shards: ['s0'], keys: [2], via: 'key' });
+    expect(router.stats()).toMatchObject({ size: 1, hits: 1, misses: 1, parses: 1, parseFailures: 0 });
+  });
+
+  it('evicts the least recently used shape at capacity', () => {
+    const router = make({ cacheSize: 2 });
+    router.route('SELECT a FROM t');
+    router.route('SELECT b FROM t');
+    router.route('SELECT a FROM t');
+    router.route('SELECT c FROM t');
+    expect(router.route('SELECT a FROM t').cache).toBe('hit');
+    expect(router.route('SELECT b FROM t').cache).toBe('miss');
+    expect(router.stats()).toMatchObject({ capacity: 2, evictions: 2 });
+  });
+
+  it('counts parse failures and statements over the parse bound', () => {
+    const router = make({ maxParseTokens: 8 });
+    const failed = router.route("SELECT * FROM t WHERE a IS NOT DISTINCT FROM 'x' UNION SELECT 1 FROM t2 WHERE b = a");
+    expect(failed.classification.unsafeReasons.map((r) => r.code)).toContain('too_complex');
+    router.route('SELECT a <=> 1 FROM t');
+    expect(router.stats()).toMatchObject({ tooComplex: 1, parseFailures: 1 });
+  });
+
+  it('publishes every lookup on the sql cache diagnostics channel', () => {
+    const seen: unknown[] = [];
+    const listener = (message: unknown): void => {
+      seen.push(message);
+    };
+    subscribe(Channels.sqlCacheLookup, listener);
+    try {
+      const router = make();
+      router.route('SELECT 1');
+      router.route('SELECT 2');
+    } finally {
+      unsubscribe(Channels.sqlCacheLookup, listener);
+    }
+    expect(seen).toEqual([{ hit: false }, { hit: true }]);
+  });
+});
+
+describe('SqlRouter prepared statements', () => {
+  it('binds typed parameters without scanning the text again, even after eviction', () => {
+    const router = make({ cacheSize: 1 });
+    const prepared = router.prepare('SELECT * FROM orders WHERE user_id IN (?, ?) AND status = ?');
+    expect(prepared.parameterCount).toBe(3);
+    router.route('SELECT 1'); // evicts the prepared shape from the cache
+    const route = router.routePrepared(prepared, [4, 5n, 'open']);
+    expect(route.decision).toEqual({ kind: 'shards', shards: ['s1', 's2'], keys: [4, 5n], via: 'key' });
+    expect(router.stats().misses).toBe(2);
+  });
+
+  it('refuses unbound or unusable key parameters with a reason', () => {
+    const router = make();
+    const prepared = router.prepare('SELECT * FROM users WHERE id = ?');
+    expect(router.routePrepared(prepared, []).decision).toMatchObject({ kind: 'reject', error: { code: 'DBP_ERR_SQL_SHARD_KEY_UNBOUND' } });
+    expect(router.routePrepared(prepared, [null]).decision).toMatchObject({ kind: 'reject', error: { code: 'DBP_ERR_SQL_SHARD_KEY_INVALID', message: expect.stringMatching(/NULL/) } });
+    expect(router.routePrepared(prepared, [2.5]).decision).toMatchObject({ kind: 'reject', error: { code: 'DBP_ERR_SQL_SHARD_KEY_INVALID' } });
+  });
+
+  it('decides SET autocommit from the bound value', () => {
+    const router = make();
+    const prepared = router.prepare('SET autocommit = ?');
+    expect(router.routePrepared(prepared, [0]).classification.transaction).toBe('autocommit_off');
+    expect(router.routePrepared(prepared, [1]).classification.transaction).toBe('autocommit_on');
+    expect(router.routePrepared(prepared, ['ON']).classification.transaction).toBe('autocommit_on');
+  });
+});
+
+describe('SqlRouter inserts', () => {
+  it('groups rows per shard with their source spans, so the statement can be split', () => {
+    const router = make();
+    const sql = "INSERT INTO orders (user_id, note) VALUES (1, 'a'), (2, 'b'), (4, 'c'), (3, 'd')";
+    const decision = router.route(sql).decision;
+    if (decision.kind !== 'shards' || decision.rows === undefined) throw new Error(`unexpected ${decision.kind}`);
+    const split = decision.rows.map((g) => `${g.shard}: ${g.spans.map(([a, b]) => sql.slice(a, b)).join(', ')}`);
+    expect(split).toEqual(["s1: (1, 'a'), (4, 'c')", "s2: (2, 'b')", "s0: (3, 'd')"]);
+  });
+});
+
+describe('SqlRouter hints', () => {
+  it('routes a keyless statement to the hinted shard', () => {
+    expect(make().route("/*dbproxy_shard='s1'*/ DELETE FROM users WHERE name = 'x'").decision).toEqual({ kind: 'shards', shards: ['s1'], keys: [], via: 'hint' });
+    expect(make().route("/*dbproxy_shard='s2'*/ SELECT 1").decision).toMatchObject({ shards: ['s2'], via: 'hint' });
+  });
+
+  it('refuses unknown shards and hints that contradict the key', () => {
+    expect(make().route("/*dbproxy_shard='nope'*/ SELECT 1").decision).toMatchObject({ kind: 'reject', error: { code: 'DBP_ERR_SQL_SHARD_HINT_UNKNOWN' } });
+    expect(make().route("/*dbproxy_shard='s0'*/ SELECT * FROM users WHERE id = 1").decision).toMatchObject({
+      kind: 'reject',
+      error: { code: 'DBP_ERR_SQL_SHARD_HINT_CONFLICT' },
+    });
+    expect(make().route("/*dbproxy_shard='s1'*/ SELECT * FROM users WHERE id = 1").decision).toMatchObject({ kind: 'shards', via: 'key' });
+  });
+
+  it('never lets a hint override a refusal about the statement itself', () => {
+    expect(make().route("/*dbproxy_shard='s1'*/ UPDATE users SET id = 2 WHERE id = 1").decision).toMatchObject({ error: { code: 'DBP_ERR_SQL_SHARD_KEY_ASSIGNED' } });
+  });
+
+  it('keeps a read on the primary when the hint says so', () => {
+    const route = make().route("/*dbproxy_route='primary'*/ SELECT * FROM users WHERE id = 1");
+    expect(route.classification.replicaSafe).toBe(true);
+    expect(route.replicaEligible).toBe(false);
+  });
+});
+
+describe('SqlRouter policy', () => {
+  it('refuses multi-shard shapes when multiShard is reject', () => {
+    const decision = make({ multiShard: 'reject' }).route('SELECT * FROM users WHERE id > 3').decision;
+    expect(decision).toMatchObject({ kind: 'reject', error: { code: 'DBP_ERR_SQL_SHARD_MULTI', message: expect.stringContaining('users') } });
+  });
+
+  it('treats allow-listed functions as replica-safe', () => {
+    const sql = 'SELECT app.slugify(name) FROM t';
+    expect(make().route(sql).classification.replicaSafe).toBe(false);
+    expect(make({ allowedFunctions: ['APP.slugify'] }).route(sql).classification.replicaSafe).toBe(true);
+  });
+
+  it('routes nothing by key without rules', () => {
+    const router = make({ shardRules: [] });
+    expect(router.route('DELETE FROM users').decision).toEqual({ kind: 'unsharded' });
+    expect(router.route("/*dbproxy_shard='x'*/ SELECT 1").decision).toEqual({ kind: 'unsharded' });
+  });
+});
