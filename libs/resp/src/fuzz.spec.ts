@@ -52,6 +52,9 @@ function feedCommands(chunks: Buffer[]): void {
     }
     input.consume(batch.consumed);
     check(input.length <= limits.queryBufferLimit, 'pending bytes');
+    // With no new bytes a scan makes no progress and emits nothing: it cannot spin or repeat a frame.
+    const again = scanner.scan(input.buffer, input.start, input.end);
+    check(again.count === 0 && again.consumed === input.start, 'idle rescan');
   }
 }
 
@@ -69,6 +72,8 @@ function feedReplies(chunks: Buffer[]): void {
     }
     input.consume(batch.consumed);
     check(input.length <= limits.replyBufferLimit, 'pending bytes');
+    const again = scanner.scan(input.buffer, input.start, input.end);
+    check(again.count === 0 && again.consumed === input.start, 'idle rescan');
   }
 }
 
