@@ -56,6 +56,14 @@ describe('CommandScanner multibulk', () => {
     expect([2, 3, 4, 5, 6].map((k) => batch.argToInt(0, k))).toEqual([120, -5, NaN, NaN, NaN]);
   });
 
+  it('stops after maxCommands, leaving the rest unread (connection mode)', () => {
+    const scanner = new CommandScanner();
+    const buf = Buffer.concat([get, b('*1\r\n+not a bulk\r\n')]);
+    const batch = scanner.scan(buf, 0, buf.length, 1);
+    expect([batch.count, batch.consumed]).toEqual([1, get.length]);
+    expect(buf.subarray(batch.consumed).toString()).toBe('*1\r\n+not a bulk\r\n');
+  });
+
   it('consumes empty multibulk frames without emitting a command, as Redis does', () => {
     const { commands, rest } = scanCommands([b('*0\r\n*-1\r\n'), get]);
     expect(commands).toHaveLength(1);

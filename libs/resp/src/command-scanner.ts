@@ -44,21 +44,24 @@ export class CommandScanner {
     this.needBytes = 0;
   }
 
-  /** Scans [start, end) of `buf` and returns the complete commands found (valid until the next call). */
-  scan(buf: Buffer, start = 0, end = buf.length): CommandBatch {
+  /**
+   * Scans [start, end) of `buf` and returns the complete commands found (valid until the next
+   * call), at most `maxCommands` of them: connection mode asks for 1 and pipes the rest unread.
+   */
+  scan(buf: Buffer, start = 0, end = buf.length, maxCommands = 0x7fffffff): CommandBatch {
     if (end > MAX_OFFSET) throw QueryBufferLimit(end - start, this.limits.queryBufferLimit);
     // A pending multibulk command must resume on the same bytes; anything else is a new stream.
     if (this.pending === Pending.Multibulk && start < end && buf[start] !== RespType.Array) this.reset();
     const batch = this.batch;
     batch.begin(buf, this.pendingFirst, this.pendingArgs);
     let pos = start;
-    while (pos < end) {
+    while (pos < end && batch.count < maxCommands) {
       const next = buf[pos] === RespType.Array ? this.multibulk(buf, pos, end) : this.inlineLine(buf, pos, end);
       if (next < 0) break;
       pos = next;
     }
     batch.consumed = pos;
-    if (pos === end) this.needBytes = 0;
+    if (pos === end || batch.count === maxCommands) this.needBytes = 0;
     return batch;
   }
 

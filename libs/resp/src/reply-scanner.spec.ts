@@ -106,6 +106,14 @@ describe('ReplyScanner', () => {
     expectCode(scan(`+${'x'.repeat(20)}`, { maxBulkLength: 8 }), 'DBP_ERR_RESP_BAD_REPLY_LINE');
   });
 
+  it('stops after maxReplies, leaving the rest unread', () => {
+    const scanner = new ReplyScanner({ replyBufferLimit: 8 });
+    const bytes = b('+OK\r\n?garbage beyond the limit');
+    const batch = scanner.scan(bytes, 0, bytes.length, 1);
+    expect([batch.count, batch.consumed, scanner.needBytes]).toEqual([1, 5, 0]);
+    expect(scanner.scan(b(':1\r\n')).count).toBe(1);
+  });
+
   it('accepts nesting up to maxNestingDepth and empty aggregates below it', () => {
     expect(new ReplyScanner({ maxNestingDepth: 2 }).scan(b('*1\r\n*1\r\n*0\r\n')).count).toBe(1);
   });

@@ -51,8 +51,8 @@ export class ReplyScanner {
     this.open();
   }
 
-  /** Scans [start, end) of `buf` and returns the complete replies found (valid until the next call). */
-  scan(buf: Buffer, start = 0, end = buf.length): ReplyBatch {
+  /** Scans [start, end) of `buf` and returns the complete replies found, at most `maxReplies` (valid until the next call). */
+  scan(buf: Buffer, start = 0, end = buf.length, maxReplies = 0x7fffffff): ReplyBatch {
     if (end > MAX_OFFSET) throw ReplyBufferLimit(end - start, this.limits.replyBufferLimit);
     const batch = this.batch;
     batch.begin(buf);
@@ -60,7 +60,7 @@ export class ReplyScanner {
     let pos = start;
     if (this.pending) pos += this.pendingAt;
     else this.open();
-    while (pos < end) {
+    while (pos < end && batch.count < maxReplies) {
       const next = this.element(buf, pos, end, frameStart);
       if (next < 0) break;
       pos = next;
@@ -72,7 +72,8 @@ export class ReplyScanner {
       }
     }
     batch.consumed = frameStart;
-    this.pending = frameStart < end;
+    // Stopping at maxReplies leaves the rest unread, not pending.
+    this.pending = frameStart < end && batch.count < maxReplies;
     this.pendingAt = pos - frameStart;
     if (!this.pending) this.needBytes = 0;
     else if (end - frameStart > this.limits.replyBufferLimit) throw ReplyBufferLimit(end - frameStart, this.limits.replyBufferLimit);
