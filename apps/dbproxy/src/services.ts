@@ -1,8 +1,9 @@
 // Every service this build contains, by name: what `dbproxy start` can run.
 import { configApiService } from '@dbproxy/config-api';
 import type { ServiceDefinition } from '@dbproxy/runtime';
+import { topologyService } from '@dbproxy/topology';
 
-export const SERVICES: readonly ServiceDefinition[] = [configApiService];
+export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService];
 
 /** The definitions for `names` (all when empty), or the names that do not exist. */
 export function resolveServices(names: readonly string[]): { ok: true; services: ServiceDefinition[] } | { ok: false; unknown: string[] } {
