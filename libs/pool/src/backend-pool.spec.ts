@@ -143,6 +143,17 @@ describe('release semantics', () => {
     other.release(lease, { reusable: true });
   });
 
+  it('closes a connection that died while lent at release, without trying to reset it', async () => {
+    const { pool, factory } = track(fakePool({ max: 1 }));
+    const lease = await pool.acquire();
+    const conn = lease.connection;
+    conn.alive = false;
+    pool.release(lease, { reusable: true });
+    expect(conn.resets).toBe(0);
+    expect(factory.destroyReasons()).toEqual(['dead']);
+    expect(pool.stats()).toMatchObject({ total: 0, resetFailures: 0 });
+  });
+
   it('closes a connection whose reset fails and counts it', async () => {
     const { pool, factory } = track(fakePool({ max: 1 }));
     const lease = await pool.acquire();

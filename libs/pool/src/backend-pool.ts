@@ -1,14 +1,16 @@
 // A bounded pool of connections to one backend: acquire with a deadline and a FIFO of waiters,
 // reset on release, reserved capacity, retire-on-release, idle/lifetime sweeps and drain.
 import { errorMessage } from '@dbproxy/util';
+import { AcquireQueue } from './acquire-queue';
+import { monotonicNow as clock } from './clock';
 import { ConnectionRoster } from './connection-roster';
 import { PoolErrors } from './errors';
 import { PoolLease } from './lease';
 import { PoolCounters } from './pool-counters';
+import { poolStats } from './pool-stats';
 import { checkFactory, resolveSizing, type ResolvedSizing } from './pool-options';
 import { PooledConnection, type Slot } from './pooled-connection';
 import type { AcquireOptions, ConnectionFactory, Lease, PoolOptions, PoolSizing, PoolStats, ReleaseOptions } from './types';
-import { Waiter, WaiterQueue } from './waiter-queue';
 
 type Phase = 'open' | 'draining' | 'closed';
 
@@ -19,7 +21,6 @@ export interface DrainOptions {
 
 const NO_OPTIONS: AcquireOptions = {};
 const DEFAULT_DRAIN_DEADLINE_MS = 30_000;
-const clock = (): number => performance.now();
 
 export class BackendPool<C> {
   readonly backend: string;
@@ -27,8 +28,7 @@ export class BackendPool<C> {
   private factory: ConnectionFactory<C>;
   private readonly counters: PoolCounters;
   private readonly roster: ConnectionRoster<C>;
-  private readonly ordinaryWaiters = new WaiterQueue<Lease<C>>();
-  private readonly reservedWaiters = new WaiterQueue<Lease<C>>();
+  private readonly waiters: AcquireQueue<Lease<C>>;
   /** Bumped by retire(): connections still being created for an older generation close on arrival. */
   private generation = 0;
   private retireReason = 'retired';
@@ -47,6 +47,7 @@ export class BackendPool<C> {
     this.sizing = resolveSizing(options.backend, options);
     this.factory = options.factory;
     this.counters = new PoolCounters(this.backend);
+    this.waiters = new AcquireQueue(this.backend, this.counters);
     this.roster = new ConnectionRoster(
       this.counters,
       () => this.reconcile(),
@@ -91,7 +92,10 @@ export class BackendPool<C> {
     const reserved = this.wantsReserve(options);
     const lease = this.leaseIdle(reserved);
     if (lease !== undefined) return Promise.resolve(lease);
-    return this.enqueue(reserved, options);
+    const timeoutMs = options.timeoutMs ?? this.sizing.acquireTimeoutMs;
+    const granted = this.waiters.wait(reserved, timeoutMs, signal, this.sizing.maxWaiters);
+    this.dispatch();
+    return granted;
   }
 
   /**
@@ -162,36 +166,13 @@ export class BackendPool<C> {
 
   /** (inUse + waiters) / capacity, without building a stats snapshot. */
   pressure(): number {
-    return (this.roster.busy + this.waiterCount()) / this.capacity;
+    return (this.roster.busy + this.waiters.length) / this.capacity;
   }
 
   stats(): PoolStats {
-    const roster = this.roster;
-    const counters = this.counters;
-    return {
-      backend: this.backend,
-      max: this.sizing.max,
-      reserved: this.sizing.reserved,
-      capacity: this.capacity,
-      total: roster.all.size - roster.counts.creating,
-      idle: roster.idle.length,
-      inUse: roster.busy,
-      reservedInUse: roster.busyReserved,
-      resetting: roster.counts.resetting,
-      waiters: this.waiterCount(),
-      pendingCreates: roster.counts.creating,
-      pendingDestroys: roster.pendingDestroys,
-      pressure: this.pressure(),
-      checkouts: counters.checkouts,
-      acquireTimeouts: counters.acquireTimeouts,
-      acquireAborts: counters.acquireAborts,
-      waitersRejected: counters.waitersRejected,
-      resetFailures: counters.resetFailures,
-      creates: counters.creates,
-      createFailures: counters.createFailures,
-      destroys: counters.destroysByReason(),
-    };
+    return poolStats(this.backend, this.sizing, this.roster, this.waiters.length, this.counters);
   }
+
 
   /**
    * Stops new acquires (DBP_ERR_POOL_CLOSED, waiters too), closes idle connections, closes lent
@@ -206,10 +187,7 @@ export class BackendPool<C> {
     });
     this.stopSweep();
     this.counters.publish('drain');
-    for (const waiter of [...this.reservedWaiters.takeAll(), ...this.ordinaryWaiters.takeAll()]) {
-      this.disarm(waiter);
-      waiter.reject(PoolErrors.closed(this.backend));
-    }
+    this.waiters.failAll(() => PoolErrors.closed(this.backend));
     this.roster.closeAllIdle('pool-closed');
     const deadlineMs = options.deadlineMs ?? DEFAULT_DRAIN_DEADLINE_MS;
     if (deadlineMs <= 0) this.closeRemaining();
@@ -229,23 +207,15 @@ export class BackendPool<C> {
     return options.reserved === true && this.sizing.reserved > 0;
   }
 
-  private queueOf(reserved: boolean): WaiterQueue<Lease<C>> {
-    return reserved ? this.reservedWaiters : this.ordinaryWaiters;
-  }
-
-  private waiterCount(): number {
-    return this.ordinaryWaiters.length + this.reservedWaiters.length;
-  }
-
   /** Reserved acquirers take a reserved slot first, then an ordinary one; others only ordinary. */
-  private freeSlot(reserved: boolean): Slot | undefined {
+  private readonly freeSlot = (reserved: boolean): Slot | undefined => {
     if (reserved && this.roster.busyReserved < this.sizing.reserved) return 'reserved';
     if (this.roster.busyOrdinary < this.sizing.max) return 'ordinary';
     return undefined;
-  }
+  };
 
   private leaseIdle(reserved: boolean): Lease<C> | undefined {
-    if (this.queueOf(reserved).length > 0) return undefined;
+    if (this.waiters.lengthOf(reserved) > 0) return undefined;
     const slot = this.freeSlot(reserved);
     if (slot === undefined) return undefined;
     const conn = this.takeUsableIdle();
@@ -273,85 +243,20 @@ export class BackendPool<C> {
     return lease;
   }
 
-  private enqueue(reserved: boolean, options: AcquireOptions): Promise<Lease<C>> {
-    if (this.waiterCount() >= this.sizing.maxWaiters) {
-      this.counters.waitersRejected++;
-      this.counters.publish('queue-full');
-      return Promise.reject(PoolErrors.queueFull(this.backend, this.sizing.maxWaiters));
-    }
-    return new Promise((resolve, reject) => {
-      const waiter = new Waiter<Lease<C>>(reserved, clock(), resolve, reject);
-      waiter.timer = setTimeout(() => this.expire(waiter), options.timeoutMs ?? this.sizing.acquireTimeoutMs);
-      const signal = options.signal;
-      if (signal !== undefined) {
-        waiter.signal = signal;
-        waiter.onAbort = () => this.abandon(waiter);
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
-      }
-      this.queueOf(reserved).push(waiter);
-      this.dispatch();
-    });
-  }
-
-  private expire(waiter: Waiter<Lease<C>>): void {
-    if (!this.unqueue(waiter)) return;
-    const waited = clock() - waiter.startedAt;
-    this.counters.acquireTimeouts++;
-    this.counters.publish('acquire-timeout', waited);
-    waiter.reject(PoolErrors.acquireTimeout(this.backend, Math.round(waited)));
-  }
-
-  private abandon(waiter: Waiter<Lease<C>>): void {
-    const reason: unknown = waiter.signal?.reason;
-    if (!this.unqueue(waiter)) return;
-    const waited = clock() - waiter.startedAt;
-    this.counters.acquireAborts++;
-    this.counters.publish('acquire-aborted', waited);
-    waiter.reject(PoolErrors.acquireAborted.withCause(reason, this.backend, Math.round(waited)));
-  }
-
-  /** Takes a waiter off its queue and disarms it; false when it already left. */
-  private unqueue(waiter: Waiter<Lease<C>>): boolean {
-    if (!waiter.queued) return false;
-    this.queueOf(waiter.reserved).remove(waiter);
-    this.disarm(waiter);
-    return true;
-  }
-
-  private disarm(waiter: Waiter<Lease<C>>): void {
-    clearTimeout(waiter.timer);
-    if (waiter.signal !== undefined && waiter.onAbort !== undefined) waiter.signal.removeEventListener('abort', waiter.onAbort);
-  }
-
-  /** The oldest waiter that a free slot could serve now: reserved acquirers first. */
-  private nextServable(): Waiter<Lease<C>> | undefined {
-    const reserved = this.reservedWaiters.head;
-    if (reserved !== undefined && this.freeSlot(true) !== undefined) return reserved;
-    const ordinary = this.ordinaryWaiters.head;
-    if (ordinary !== undefined && this.freeSlot(false) !== undefined) return ordinary;
-    return undefined;
-  }
-
-  /** How many queued waiters the free slots could serve. */
-  private servableWaiters(): number {
-    const freeReserved = Math.max(0, this.sizing.reserved - this.roster.busyReserved);
-    const freeOrdinary = Math.max(0, this.sizing.max - this.roster.busyOrdinary);
-    const reserved = Math.min(this.reservedWaiters.length, freeReserved + freeOrdinary);
-    const ordinaryLeft = freeOrdinary - Math.max(0, reserved - freeReserved);
-    return reserved + Math.min(this.ordinaryWaiters.length, ordinaryLeft);
+  private freeSlots(): [reserved: number, ordinary: number] {
+    return [Math.max(0, this.sizing.reserved - this.roster.busyReserved), Math.max(0, this.sizing.max - this.roster.busyOrdinary)];
   }
 
   /** Hands idle connections to waiters, then opens connections for the waiters still servable. */
   private dispatch(): void {
     if (this.phase !== 'open') return;
-    for (let waiter = this.nextServable(); waiter !== undefined; waiter = this.nextServable()) {
+    for (let waiter = this.waiters.nextServable(this.freeSlot); waiter !== undefined; waiter = this.waiters.nextServable(this.freeSlot)) {
       const conn = this.takeUsableIdle();
       if (conn === undefined) break;
       const slot = this.freeSlot(waiter.reserved) as Slot;
-      this.unqueue(waiter);
-      waiter.resolve(this.lend(conn, slot, clock() - waiter.startedAt));
+      this.waiters.grant(waiter, (waitMs) => this.lend(conn, slot, waitMs));
     }
-    let wanted = this.servableWaiters() - this.roster.counts.creating;
+    let wanted = this.waiters.servable(...this.freeSlots()) - this.roster.counts.creating;
     while (wanted-- > 0 && this.roster.footprint < this.capacity) this.open();
   }
 
@@ -419,11 +324,8 @@ export class BackendPool<C> {
     this.roster.close(conn, 'creating', 'create-failed');
     this.counters.createFailures++;
     this.counters.publish('create-failed', undefined, errorMessage(err));
-    const waiter = this.nextServable();
-    if (waiter !== undefined) {
-      this.unqueue(waiter);
-      waiter.reject(PoolErrors.createFailed.withCause(err, this.backend, errorMessage(err)));
-    }
+    const waiter = this.waiters.nextServable(this.freeSlot);
+    if (waiter !== undefined) this.waiters.fail(waiter, PoolErrors.createFailed.withCause(err, this.backend, errorMessage(err)));
     this.reconcile();
   }
 
@@ -431,6 +333,7 @@ export class BackendPool<C> {
     if (!options.reusable) return options.reason ?? 'not-reusable';
     if (conn.state === 'retiring') return conn.retireReason;
     if (this.phase !== 'open') return 'pool-closed';
+    if (!this.roster.alive(conn)) return 'dead';
     if (this.roster.footprint > this.capacity) return 'surplus';
     if (this.sizing.maxLifetimeMs > 0 && clock() - conn.createdAt >= this.sizing.maxLifetimeMs) return 'max-lifetime';
     return undefined;
@@ -506,22 +409,11 @@ export class BackendPool<C> {
   /** The one periodic pass: stuck resets, dead/old/long-idle connections, then minIdle. */
   private sweep(): void {
     const now = clock();
-    this.expireResets(now);
+    this.roster.closeStuckResets(now, this.sizing.resetTimeoutMs);
     const { idleTimeoutMs, maxLifetimeMs, minIdle } = this.sizing;
     this.roster.sweepIdle({ now, idleTimeoutMs, maxLifetimeMs, minIdle });
     this.ensureMinIdle();
     this.dispatch();
   }
 
-  private expireResets(now: number): void {
-    if (this.roster.counts.resetting === 0 && this.roster.counts.retiring === 0) return;
-    for (const conn of this.roster.all) {
-      if (conn.resetStartedAt === undefined || now - conn.resetStartedAt < this.sizing.resetTimeoutMs) continue;
-      if (conn.state !== 'resetting' && conn.state !== 'retiring') continue;
-      conn.resetStartedAt = undefined;
-      this.counters.resetFailures++;
-      this.counters.publish('reset-failed', undefined, 'timeout');
-      this.roster.close(conn, conn.state, 'reset-timeout');
-    }
-  }
 }

@@ -156,6 +156,19 @@ export class ConnectionRoster<C> {
     for (const conn of this.idle.splice(0, stale)) this.close(conn, 'idle', 'idle-timeout');
   }
 
+  /** Closes connections whose reset has run longer than `timeoutMs`, counting reset failures. */
+  closeStuckResets(now: number, timeoutMs: number): void {
+    if (this.counts.resetting === 0 && this.counts.retiring === 0) return;
+    for (const conn of this.all) {
+      if (conn.resetStartedAt === undefined || now - conn.resetStartedAt < timeoutMs) continue;
+      if (conn.state !== 'resetting' && conn.state !== 'retiring') continue;
+      conn.resetStartedAt = undefined;
+      this.counters.resetFailures++;
+      this.counters.publish('reset-failed', undefined, 'timeout');
+      this.close(conn, conn.state, 'reset-timeout');
+    }
+  }
+
   private idleCloseReason(conn: PooledConnection<C>, sweep: IdleSweep): string | undefined {
     if (!this.alive(conn)) return 'dead';
     if (sweep.maxLifetimeMs > 0 && sweep.now - conn.createdAt >= sweep.maxLifetimeMs) return 'max-lifetime';
