@@ -1,0 +1,100 @@
+// Test support: `./bin/dbproxy start topology` as a child process on a real nats-server, and an
+// edge-side TopologyClient in this (separate) process behind a real runtime with /readyz.
+import { Writable } from 'node:stream';
+import type { Protocol } from '@dbproxy/bus';
+import { startRuntime, type Runtime, type ServiceDefinition } from '@dbproxy/runtime';
+import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
+import { freePort, waitFor } from '@dbproxy/testing';
+import { TopologyClient, type BackendState } from '@dbproxy/topology-client';
+
+/** Health settings of every test: short intervals, so three intervals are 3 s. */
+export const INTERVAL_SECONDS = 1;
+
+export function baseToml(natsUrl: string, adminPort: number): string {
+  return `
+[bus]
+nats_url = "${natsUrl}"
+connect_timeout_seconds = 2
+[telemetry]
+log_level = "warn"
+[proxy.admin]
+topology = "127.0.0.1:${adminPort}"
+[health]
+interval_seconds = ${INTERVAL_SECONDS}
+timeout_seconds = 0.8
+failures_before_down = 2
+successes_before_up = 1
+[topology]
+republish_interval_seconds = 1
+redis_slot_refresh_seconds = 30
+refresh_debounce_ms = 50
+`;
+}
+
+export interface TopologyProcess {
+  readonly proc: DbproxyProcess;
+  readonly admin: string;
+  restart(): Promise<TopologyProcess>;
+}
+
+/** Starts the topology service as its own process and waits until its first checks ran. */
+export async function startTopology(configPath: string, adminPort: number): Promise<TopologyProcess> {
+  const proc = startDbproxy(['start', 'topology', '--config', configPath]);
+  const admin = `http://127.0.0.1:${adminPort}`;
+  await waitForHttp(`${admin}/readyz`, 200, 30_000).catch((err) => {
+    throw new Error(`topology did not become ready: ${String(err)}\n${proc.output()}`);
+  });
+  return { proc, admin, restart: () => startTopology(configPath, adminPort) };
+}
+
+const EDGE_SERVICE: Record<Protocol, Pick<ServiceDefinition, 'name' | 'adminKey'>> = {
+  mysql: { name: 'mysql-edge', adminKey: 'mysql_edge' },
+  postgres: { name: 'pg-edge', adminKey: 'pg_edge' },
+  redis: { name: 'redis-edge', adminKey: 'redis_edge' },
+};
+
+export interface EdgeProbe {
+  readonly client: TopologyClient;
+  readonly runtime: Runtime;
+  /** GET /readyz of the edge process: status code and body. */
+  readyz(): Promise<{ status: number; body: { status: string; reasons: string[] } }>;
+  stop(): Promise<void>;
+}
+
+/** What an edge does with topology: one client per protocol, its readiness on the edge's /readyz. */
+export async function startEdgeProbe(configPath: string, protocol: Protocol): Promise<EdgeProbe> {
+  let client: TopologyClient | undefined;
+  const definition: ServiceDefinition = {
+    ...EDGE_SERVICE[protocol],
+    async start(ctx) {
+      client = new TopologyClient({ bus: ctx.bus, protocol, config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
+      await client.start();
+      const running = client;
+      return { close: async () => running.stop() };
+    },
+  };
+  const quiet = new Writable({ write: (_chunk, _enc, done) => done() });
+  const runtime = await startRuntime({ services: [definition], configPath, version: 'test', adminListen: '127.0.0.1:0', logDestination: quiet });
+  const url = `http://${runtime.adminAddress}/readyz`;
+  return {
+    client: client as TopologyClient,
+    runtime,
+    async readyz() {
+      const res = await fetch(url);
+      return { status: res.status, body: (await res.json()) as { status: string; reasons: string[] } };
+    },
+    stop: () => runtime.stop('test done'),
+  };
+}
+
+/** Waits until the client's view of `name` satisfies `predicate`; returns how long that took. */
+export async function waitForBackend(client: TopologyClient, name: string, predicate: (b: BackendState) => boolean, timeoutMs = 20_000): Promise<number> {
+  const started = Date.now();
+  await waitFor(() => {
+    const b = client.backend(name);
+    return b !== undefined && predicate(b);
+  }, { timeoutMs, intervalMs: 20, description: `backend ${name} to reach the expected state (now ${JSON.stringify(client.backend(name))})` });
+  return Date.now() - started;
+}
+
+export { freePort, writeConfig };
