@@ -1,0 +1,96 @@
+// Which backend serves a shard in a role right now: configured backends (credentials, TLS) joined
+// with the topology service's view (health, shunning, draining, DNS pins), and the replica choice.
+import type { DeepReadonly, PostgresBackendConfig } from '@dbproxy/config';
+import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
+import type { BackendState, TopologyView } from '@dbproxy/topology-client';
+import { PgEdgeErrors } from './errors';
+
+export type BackendConfig = DeepReadonly<PostgresBackendConfig>;
+
+/** A backend picked for one connection: its configuration and where to connect now. */
+export interface BackendTarget {
+  readonly config: BackendConfig;
+  /** `host:port` to dial: the DNS-pinned address during a switchover, else the configured one. */
+  readonly connectAddress: string;
+  readonly role: 'primary' | 'replica';
+}
+
+/** How busy each backend is, for the lowest-pressure band of the replica choice. */
+export interface BackendLoad {
+  load(backend: string): { inUse: number; waiters: number; capacity: number };
+}
+
+export interface BackendChoice {
+  readonly target: BackendTarget | undefined;
+  /** True when a read-only connection went to the primary because no replica was usable. */
+  readonly fellBack: boolean;
+}
+
+export class BackendDirectory {
+  private readonly selector: ReplicaSelector;
+  private readonly byName: ReadonlyMap<string, BackendConfig>;
+
+  constructor(
+    private readonly backends: readonly BackendConfig[],
+    private readonly topology: () => TopologyView,
+    pressureMargin: number,
+  ) {
+    this.selector = new ReplicaSelector({ margin: pressureMargin });
+    this.byName = new Map(backends.map((b) => [b.name, b]));
+  }
+
+  config(name: string): BackendConfig | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The shard's usable primary (healthy, not shunned), or undefined. */
+  primary(shard: string): BackendTarget | undefined {
+    for (const state of this.topology().usable(shard, 'primary')) {
+      const target = this.targetOf(state, 'primary');
+      if (target) return target;
+    }
+    return undefined;
+  }
+
+  /** A usable replica by weight within the lowest pressure band; the primary when none and `fallback`. */
+  replica(shard: string, load: BackendLoad, fallback: boolean): BackendChoice {
+    const usable = this.topology().usable(shard, 'replica');
+    const candidates: ReplicaCandidate[] = [];
+    const targets = new Map<string, BackendTarget>();
+    for (const state of usable) {
+      const target = this.targetOf(state, 'replica');
+      if (!target) continue;
+      targets.set(state.name, target);
+      const figures = load.load(state.name);
+      candidates.push({ name: state.name, weight: state.weight, inUse: figures.inUse, waiters: figures.waiters, capacity: Math.max(1, figures.capacity) });
+    }
+    const name = candidates.length > 0 ? this.selector.pick(candidates) : undefined;
+    if (name !== undefined) return { target: targets.get(name), fellBack: false };
+    if (!fallback) return { target: undefined, fellBack: false };
+    return { target: this.primary(shard), fellBack: true };
+  }
+
+  /** The target for a role, or a typed error naming what is missing. */
+  require(shard: string, role: 'primary' | 'replica', load: BackendLoad, fallback: boolean): BackendChoice {
+    const choice = role === 'primary' ? { target: this.primary(shard), fellBack: false } : this.replica(shard, load, fallback);
+    if (!choice.target) throw PgEdgeErrors.noBackend(role, shard);
+    return choice;
+  }
+
+  /** Database every backend of the shard serves (config validation keeps them equal). */
+  databaseOf(shard: string): string | undefined {
+    return this.backends.find((b) => b.shard === shard)?.database;
+  }
+
+  /** Every configured backend with its topology state (GET /postgres/backends). */
+  describe(): { config: BackendConfig; state: BackendState | undefined }[] {
+    const view = this.topology();
+    return this.backends.map((config) => ({ config, state: view.backend(config.name) }));
+  }
+
+  private targetOf(state: BackendState, role: 'primary' | 'replica'): BackendTarget | undefined {
+    const config = this.config(state.name);
+    if (!config) return undefined;
+    return { config, connectAddress: state.connectAddress, role };
+  }
+}

@@ -1,0 +1,32 @@
+// What every pg-edge session reads: the epoch's settings, backends, shard key, TLS, cancel keys and telemetry.
+import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
+import type { Logger } from '@dbproxy/observability';
+import type { BackendDirectory } from './backend-directory';
+import type { CancelKeyRegistry } from './cancel-keys';
+import type { FrontendTls } from './frontend-tls';
+import type { PgEdgeMetrics } from './metrics';
+import type { StartupShardKey } from './startup-shard-key';
+
+export type ListenerRole = 'read_write' | 'read_only';
+
+/** One configuration epoch as sessions see it; a session keeps the one it started with. */
+export interface EdgeEpoch {
+  readonly epoch: number;
+  readonly config: DeepReadonly<DbproxyConfig>;
+  readonly directory: BackendDirectory;
+  readonly shardKey: StartupShardKey;
+}
+
+export interface EdgeContext {
+  /** The epoch in force for new sessions. */
+  epoch(): EdgeEpoch;
+  readonly tls: FrontendTls;
+  readonly cancelKeys: CancelKeyRegistry;
+  readonly metrics: PgEdgeMetrics;
+  readonly logger: Logger;
+  /** Transparent sessions open per backend, the load the read-only choice balances. */
+  readonly transparentLoad: Map<string, number>;
+}
+
+/** How long a client may take from connect to a finished startup (TLS and authentication included). */
+export const LOGIN_DEADLINE_MS = 60_000;

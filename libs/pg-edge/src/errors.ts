@@ -1,0 +1,102 @@
+// The error registry of pg-edge and its one translator into PostgreSQL ErrorResponses with real SQLSTATEs.
+import { pgError, sqlStateForError, type ErrorResponse, type ErrorSeverity } from '@dbproxy/protocol-pg';
+import { createError, DbproxyError, errorMessage } from '@dbproxy/util';
+
+export const PgEdgeErrors = {
+  shardMissing: createError<[string]>('DBP_ERR_PGEDGE_SHARD_MISSING', 'startup parameter "%s" is required: it names the shard'),
+  shardUnknown: createError<[string]>('DBP_ERR_PGEDGE_SHARD_UNKNOWN', 'shard value "%s" maps to no shard'),
+  shardInvalid: createError<[string]>('DBP_ERR_PGEDGE_SHARD_INVALID', 'invalid shard value "%s"'),
+  shardForbidden: createError<[string, string]>('DBP_ERR_PGEDGE_SHARD_FORBIDDEN', 'user "%s" may not use shard "%s"'),
+  tlsRequired: createError('DBP_ERR_PGEDGE_TLS_REQUIRED', 'SSL connection is required (proxy.tls.mode = "required")'),
+  noBackend: createError<[string, string]>('DBP_ERR_PGEDGE_NO_BACKEND', 'no usable %s backend for shard "%s"'),
+  backendConnect: createError<[string, string]>('DBP_ERR_PGEDGE_BACKEND_CONNECT', 'could not connect to backend %s: %s'),
+  backendTls: createError<[string, string]>('DBP_ERR_PGEDGE_BACKEND_TLS', 'TLS to backend %s failed: %s'),
+  backendAuth: createError<[string, string]>('DBP_ERR_PGEDGE_BACKEND_AUTH', 'backend %s refused the pool connection: %s'),
+  backendLost: createError<[string]>('DBP_ERR_PGEDGE_BACKEND_LOST', 'connection to backend %s was lost during the query'),
+  sessionPoisoned: createError<[string]>(
+    'DBP_ERR_PGEDGE_SESSION_POISONED',
+    'the backend connection holding this session\'s %s was lost; its state cannot be replayed: reconnect',
+  ),
+  tooManyConnections: createError<[number]>('DBP_ERR_PGEDGE_TOO_MANY_CONNECTIONS', 'sorry, too many clients already (max_connections = %d)'),
+  shuttingDown: createError('DBP_ERR_PGEDGE_SHUTTING_DOWN', 'the proxy is shutting down'),
+  unsupportedType: createError<[number, string]>(
+    'DBP_ERR_PGEDGE_UNSUPPORTED_TYPE',
+    'type OID %d in a %s is not supported in transaction mode; use transparent mode (routing_mode = "transparent")',
+  ),
+  unsupportedStatement: createError<[string]>(
+    'DBP_ERR_PGEDGE_UNSUPPORTED_STATEMENT',
+    '%s is not supported in transaction mode; use transparent mode (routing_mode = "transparent")',
+  ),
+  resultTooLarge: createError<[string, number]>(
+    'DBP_ERR_PGEDGE_RESULT_TOO_LARGE',
+    'result exceeds %s = %d; use transparent mode for larger results',
+  ),
+  readOnly: createError<[string]>('DBP_ERR_PGEDGE_READ_ONLY', 'cannot execute %s on the read-only listener'),
+  queryTimeout: createError<[number]>('DBP_ERR_PGEDGE_QUERY_TIMEOUT', 'canceling statement: it exceeded query_timeout_seconds = %d'),
+  queryCanceled: createError('DBP_ERR_PGEDGE_QUERY_CANCELED', 'canceling statement due to user request'),
+  acquireTimeout: createError<[string, string]>('DBP_ERR_PGEDGE_ACQUIRE_TIMEOUT', 'no connection to backend %s became free: %s'),
+  startupParameter: createError<[string, string]>(
+    'DBP_ERR_PGEDGE_STARTUP_PARAMETER',
+    'startup parameter %s = "%s" is not supported in transaction mode; use SET (which pins the session) or transparent mode',
+  ),
+  databaseMismatch: createError<[string, string, string]>(
+    'DBP_ERR_PGEDGE_DATABASE_MISMATCH',
+    'database "%s" is not served here: shard "%s" serves database "%s"',
+  ),
+  tooManyStatements: createError<[number]>('DBP_ERR_PGEDGE_TOO_MANY_STATEMENTS', 'too many prepared statements in this session (max_prepared_statements = %d)'),
+  statementExists: createError<[string]>('DBP_ERR_PGEDGE_STATEMENT_EXISTS', 'prepared statement "%s" already exists'),
+  statementUnknown: createError<[string]>('DBP_ERR_PGEDGE_STATEMENT_UNKNOWN', 'prepared statement "%s" does not exist'),
+  protocol: createError<[string]>('DBP_ERR_PGEDGE_PROTOCOL', 'protocol violation: %s'),
+  loginTimeout: createError<[number]>('DBP_ERR_PGEDGE_LOGIN_TIMEOUT', 'startup did not complete within %d s'),
+} as const;
+
+/** SQLSTATE of each pg-edge error (PostgreSQL Appendix A). */
+const SQLSTATE: Readonly<Record<string, string>> = {
+  DBP_ERR_PGEDGE_SHARD_MISSING: '08004', // sqlserver_rejected_establishment_of_sqlconnection
+  DBP_ERR_PGEDGE_SHARD_UNKNOWN: '3D000', // invalid_catalog_name
+  DBP_ERR_PGEDGE_SHARD_INVALID: '22023', // invalid_parameter_value
+  DBP_ERR_PGEDGE_SHARD_FORBIDDEN: '42501', // insufficient_privilege
+  DBP_ERR_PGEDGE_TLS_REQUIRED: '28000', // invalid_authorization_specification
+  DBP_ERR_PGEDGE_NO_BACKEND: '08006', // connection_failure
+  DBP_ERR_PGEDGE_BACKEND_CONNECT: '08006',
+  DBP_ERR_PGEDGE_BACKEND_TLS: '08006',
+  DBP_ERR_PGEDGE_BACKEND_AUTH: '08006',
+  DBP_ERR_PGEDGE_BACKEND_LOST: '08006',
+  DBP_ERR_PGEDGE_SESSION_POISONED: '08006',
+  DBP_ERR_PGEDGE_TOO_MANY_CONNECTIONS: '53300', // too_many_connections
+  DBP_ERR_PGEDGE_SHUTTING_DOWN: '57P03', // cannot_connect_now
+  DBP_ERR_PGEDGE_UNSUPPORTED_TYPE: '0A000', // feature_not_supported
+  DBP_ERR_PGEDGE_UNSUPPORTED_STATEMENT: '0A000',
+  DBP_ERR_PGEDGE_RESULT_TOO_LARGE: '54000', // program_limit_exceeded
+  DBP_ERR_PGEDGE_READ_ONLY: '25006', // read_only_sql_transaction
+  DBP_ERR_PGEDGE_QUERY_TIMEOUT: '57014', // query_canceled
+  DBP_ERR_PGEDGE_QUERY_CANCELED: '57014',
+  DBP_ERR_PGEDGE_ACQUIRE_TIMEOUT: '53300',
+  DBP_ERR_PGEDGE_STARTUP_PARAMETER: '0A000',
+  DBP_ERR_PGEDGE_DATABASE_MISMATCH: '3D000',
+  DBP_ERR_PGEDGE_TOO_MANY_STATEMENTS: '53400', // configuration_limit_exceeded
+  DBP_ERR_PGEDGE_STATEMENT_EXISTS: '42P05', // duplicate_prepared_statement
+  DBP_ERR_PGEDGE_STATEMENT_UNKNOWN: '26000', // invalid_sql_statement_name
+  DBP_ERR_PGEDGE_PROTOCOL: '08P01', // protocol_violation
+  DBP_ERR_PGEDGE_LOGIN_TIMEOUT: '08006',
+};
+
+/** The SQLSTATE for any error code pg-edge may have to report (its own, protocol-pg's, else XX000). */
+export function sqlStateOf(code: string | undefined): string {
+  if (code !== undefined && SQLSTATE[code]) return SQLSTATE[code];
+  if (code === 'DBP_ERR_POOL_ACQUIRE_TIMEOUT' || code === 'DBP_ERR_POOL_QUEUE_FULL') return '53300';
+  if (code === 'DBP_ERR_POOL_CLOSED') return '57P03';
+  if (code === 'DBP_ERR_POOL_CREATE_FAILED' || code === 'DBP_ERR_POOL_CONNECT_TIMEOUT') return '08006';
+  return sqlStateForError(code);
+}
+
+/** The one translator from an internal error to what the client reads. */
+export function toErrorResponse(err: unknown, severity: ErrorSeverity = 'ERROR'): ErrorResponse {
+  const code = err instanceof DbproxyError ? err.code : undefined;
+  return pgError({ severity, code: sqlStateOf(code), message: errorMessage(err), ...(code ? { detail: code } : {}) });
+}
+
+/** Every pg-edge code, for the README test. */
+export function pgEdgeErrorCodes(): string[] {
+  return Object.values(PgEdgeErrors).map((e) => e.code);
+}

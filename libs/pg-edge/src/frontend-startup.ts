@@ -1,0 +1,93 @@
+// The startup phase of a client connection, shared by both modes: SSLRequest (terminate, refuse or
+// pass through), GSSENCRequest (refused), CancelRequest, and the StartupMessage itself.
+import type { Socket } from 'node:net';
+import {
+  decodeStartupPacket,
+  EncryptionResponseCode,
+  PgFramer,
+  type Frame,
+  type StartupMessage,
+} from '@dbproxy/protocol-pg';
+import { acceptTls, type FrontendTls } from './frontend-tls';
+import { PgEdgeErrors } from './errors';
+
+export interface StartupPolicy {
+  readonly tls: FrontendTls;
+  /** Hand SSLRequest to the caller (transparent mode without sharding passes TLS through). */
+  readonly passthroughTls: boolean;
+  readonly deadlineMs: number;
+}
+
+export type StartupOutcome =
+  | { readonly kind: 'startup'; readonly socket: Socket; readonly message: StartupMessage; readonly tls: boolean; readonly remainder: Buffer }
+  | { readonly kind: 'cancel'; readonly processId: number; readonly secretKey: number }
+  | { readonly kind: 'ssl-passthrough'; readonly socket: Socket; readonly request: Buffer }
+  | { readonly kind: 'failed'; readonly socket: Socket; readonly error: Error | undefined };
+
+const REFUSE = Buffer.from([EncryptionResponseCode.Refuse]);
+const ACCEPT = Buffer.from([EncryptionResponseCode.Accept]);
+
+/** Reads packets until a StartupMessage, a CancelRequest or a passthrough SSLRequest. */
+export function readStartup(client: Socket, policy: StartupPolicy): Promise<StartupOutcome> {
+  return new Promise<StartupOutcome>((resolve) => {
+    let socket = client;
+    let tls = false;
+    let framer = new PgFramer({ phase: 'startup', peer: 'frontend' });
+    let settled = false;
+    const timer = setTimeout(() => finish({ kind: 'failed', socket, error: PgEdgeErrors.loginTimeout(Math.round(policy.deadlineMs / 1000)) }), policy.deadlineMs);
+    const finish = (outcome: StartupOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.off('data', onData).off('close', onClose).off('error', onClose);
+      socket.pause();
+      resolve(outcome);
+    };
+    const onClose = () => finish({ kind: 'failed', socket, error: undefined });
+    const onFrame = (frame: Frame) => {
+      const packet = decodeStartupPacket(frame);
+      switch (packet.type) {
+        case 'CancelRequest':
+          return finish({ kind: 'cancel', processId: packet.processId, secretKey: packet.secretKey });
+        case 'GSSENCRequest':
+          socket.write(REFUSE);
+          return;
+        case 'SSLRequest':
+          return onSslRequest(frame);
+        case 'StartupMessage':
+          framer.stop();
+          return finish({ kind: 'startup', socket, message: packet, tls, remainder: Buffer.from(framer.takeRemainder()) });
+      }
+    };
+    const onSslRequest = (frame: Frame) => {
+      if (tls) throw PgEdgeErrors.protocol('SSLRequest inside TLS');
+      if (policy.passthroughTls) return finish({ kind: 'ssl-passthrough', socket, request: Buffer.from(frame.bytes) });
+      const context = policy.tls.context;
+      if (!context) {
+        socket.write(REFUSE);
+        return;
+      }
+      socket.off('data', onData);
+      socket.write(ACCEPT);
+      acceptTls(socket, context, policy.deadlineMs).then(
+        (secure) => {
+          if (settled) return secure.destroy();
+          socket.off('close', onClose).off('error', onClose);
+          socket = secure;
+          tls = true;
+          framer = new PgFramer({ phase: 'startup', peer: 'frontend' });
+          secure.on('data', onData).once('close', onClose).once('error', onClose);
+        },
+        (err: Error) => finish({ kind: 'failed', socket, error: err }),
+      );
+    };
+    const onData = (chunk: Buffer) => {
+      try {
+        framer.push(chunk, onFrame);
+      } catch (err) {
+        finish({ kind: 'failed', socket, error: err instanceof Error ? err : new Error(String(err)) });
+      }
+    };
+    socket.on('data', onData).once('close', onClose).once('error', onClose);
+  });
+}

@@ -1,0 +1,57 @@
+// pg-edge's Prometheus metrics (spec 003 Operations): sessions, routes, pins, rejections, cancels, pool figures.
+import type { Counter, Gauge } from 'prom-client';
+import type { MetricsRegistry } from '@dbproxy/observability';
+import type { PoolStats } from '@dbproxy/pool';
+
+export interface PgEdgeMetrics {
+  readonly sessions: Gauge<'mode' | 'listener'>;
+  readonly routes: Counter<'route' | 'listener'>;
+  readonly transactionPins: Counter<'listener'>;
+  readonly sessionPins: Counter<'listener'>;
+  readonly readOnlyRejections: Counter<'listener'>;
+  readonly routingFailures: Counter<'reason'>;
+  readonly cancelRequests: Counter<'mode' | 'outcome'>;
+  readonly startupRejections: Counter<'reason'>;
+  readonly fallbacks: Counter<'mode'>;
+  readonly sessionsPoisoned: Counter<'reason'>;
+}
+
+/** Per-backend pool figures, read from the pools at scrape time. */
+export type PoolFigures = () => readonly { readonly stats: PoolStats; readonly shard: string; readonly role: string }[];
+
+const POOL_GAUGES: readonly [string, string, (s: PoolStats) => number][] = [
+  ['dbproxy_pg_pool_connections', 'Transaction-mode pool connections open (idle + in use)', (s) => s.total],
+  ['dbproxy_pg_pool_idle', 'Transaction-mode pool connections idle', (s) => s.idle],
+  ['dbproxy_pg_pool_in_use', 'Transaction-mode pool connections lent out or resetting', (s) => s.inUse],
+  ['dbproxy_pg_pool_waiters', 'Acquires waiting for a transaction-mode pool connection', (s) => s.waiters],
+  ['dbproxy_pg_pool_capacity', 'Transaction-mode pool bound (pool_max_per_backend)', (s) => s.capacity],
+  ['dbproxy_pg_pool_checkouts', 'Connections lent since the pool was made', (s) => s.checkouts],
+  ['dbproxy_pg_pool_acquire_timeouts', 'Acquires that timed out (pool_acquire_timeout_seconds)', (s) => s.acquireTimeouts],
+  ['dbproxy_pg_pool_reset_failures', 'Connections whose ROLLBACK + DISCARD ALL failed (closed, not reused)', (s) => s.resetFailures],
+];
+
+export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures): PgEdgeMetrics {
+  for (const [name, help, value] of POOL_GAUGES) {
+    metrics.gauge({
+      name,
+      help,
+      labelNames: ['backend', 'shard', 'role'],
+      collect(this: Gauge<'backend' | 'shard' | 'role'>) {
+        this.reset();
+        for (const pool of pools()) this.set({ backend: pool.stats.backend, shard: pool.shard, role: pool.role }, value(pool.stats));
+      },
+    });
+  }
+  return {
+    sessions: metrics.gauge({ name: 'dbproxy_pg_sessions', help: 'Client sessions open', labelNames: ['mode', 'listener'] }),
+    routes: metrics.counter({ name: 'dbproxy_pg_query_routes_total', help: 'Transaction-mode statements by where they ran', labelNames: ['route', 'listener'] }),
+    transactionPins: metrics.counter({ name: 'dbproxy_pg_transaction_pins_total', help: 'Transactions that reserved a backend connection until COMMIT/ROLLBACK', labelNames: ['listener'] }),
+    sessionPins: metrics.counter({ name: 'dbproxy_pg_session_pins_total', help: 'Sessions pinned to one backend connection for life (SET, LISTEN, cursors...)', labelNames: ['listener'] }),
+    readOnlyRejections: metrics.counter({ name: 'dbproxy_pg_read_only_rejections_total', help: 'Writes refused on the read-only listener', labelNames: ['listener'] }),
+    routingFailures: metrics.counter({ name: 'dbproxy_pg_routing_failures_total', help: 'Statements or connections that could not be routed', labelNames: ['reason'] }),
+    cancelRequests: metrics.counter({ name: 'dbproxy_pg_cancel_requests_total', help: 'CancelRequests received', labelNames: ['mode', 'outcome'] }),
+    startupRejections: metrics.counter({ name: 'dbproxy_pg_startup_rejections_total', help: 'Connections refused during startup', labelNames: ['reason'] }),
+    fallbacks: metrics.counter({ name: 'dbproxy_pg_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['mode'] }),
+    sessionsPoisoned: metrics.counter({ name: 'dbproxy_pg_sessions_poisoned_total', help: 'Pinned sessions ended because their backend connection was lost', labelNames: ['reason'] }),
+  };
+}

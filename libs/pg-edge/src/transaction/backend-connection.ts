@@ -1,0 +1,237 @@
+// One authenticated connection to a backend, as transaction mode's pools hold it: startup with the
+// backend's credentials (SCRAM, md5 or cleartext) over optional TLS, then frames to whoever holds it.
+import type { Socket } from 'node:net';
+import {
+  BackendCode,
+  decodeBackendMessage,
+  encodeFrontendMessages,
+  md5PasswordResponse,
+  PgFramer,
+  ScramClientSession,
+  type BackendMessage,
+  type Frame,
+  type FrontendMessage,
+} from '@dbproxy/protocol-pg';
+import { errorMessage } from '@dbproxy/util';
+import type { BackendConfig } from '../backend-directory';
+import { openBackendSocket } from '../backend-socket';
+import { PgEdgeErrors } from '../errors';
+
+/** Whoever holds the connection receives its frames. */
+export interface BackendConsumer {
+  onFrame(frame: Frame): void;
+  /** After every frame of one read was delivered: the moment to flush to the client. */
+  onChunkEnd(): void;
+  onLost(err: Error): void;
+}
+
+export interface BackendOpenOptions {
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  readonly maxMessageSize: number;
+}
+
+const TERMINATE = Buffer.from([0x58, 0, 0, 0, 4]); // 'X'
+const RESET = encodeFrontendMessages({ type: 'Query', sql: 'ROLLBACK' }, { type: 'Query', sql: 'DISCARD ALL' });
+
+export class PgBackendConnection {
+  alive = true;
+  /** Session state may have changed (held for a transaction or pin, or a ParameterStatus arrived): reset before reuse. */
+  dirty = false;
+  /** A CancelRequest was sent for it: never lend it again (a late cancel would hit the next borrower). */
+  cancelled = false;
+  /** The session statement this connection's unnamed statement currently holds. */
+  unnamedHolds: object | undefined;
+  processId = 0;
+  secretKey = 0;
+  readonly parameters = new Map<string, string>();
+  private consumer: BackendConsumer | undefined;
+  private readonly framer: PgFramer;
+  private idleStatus = 0x49; // 'I'
+
+  private constructor(
+    readonly backend: string,
+    readonly address: string,
+    private readonly socket: Socket,
+    maxMessageSize: number,
+  ) {
+    this.framer = new PgFramer({ phase: 'typed', peer: 'backend', maxMessageSize });
+  }
+
+  static async open(config: BackendConfig, address: string, options: BackendOpenOptions): Promise<PgBackendConnection> {
+    const socket = await openBackendSocket(config, address, options);
+    const conn = new PgBackendConnection(config.name, address, socket, options.maxMessageSize);
+    try {
+      await conn.startup(config, options);
+    } catch (err) {
+      socket.destroy();
+      throw err;
+    }
+    conn.listen();
+    return conn;
+  }
+
+  attach(consumer: BackendConsumer): void {
+    this.consumer = consumer;
+  }
+
+  detach(): void {
+    this.consumer = undefined;
+  }
+
+  write(data: Buffer): boolean {
+    return this.socket.write(data);
+  }
+
+  /** The socket itself, for batched writes (SliceWriter) and backpressure. */
+  get stream(): Socket {
+    return this.socket;
+  }
+
+  close(reason: string): void {
+    if (!this.socket.destroyed) {
+      this.socket.end(TERMINATE);
+      if (reason !== 'shutdown') this.socket.destroy();
+    }
+    this.alive = false;
+  }
+
+  /** ROLLBACK + DISCARD ALL in one round trip when the connection may carry state; nothing otherwise. */
+  reset(): Promise<void> {
+    this.unnamedHolds = undefined;
+    if (!this.dirty && this.idleStatus === 0x49) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      let ready = 0;
+      let failure: string | undefined;
+      this.attach({
+        onFrame: (frame) => {
+          if (frame.code === BackendCode.ErrorResponse) {
+            const error = decodeBackendMessage(frame);
+            failure ??= error.type === 'ErrorResponse' ? `${error.code} ${error.message}` : 'reset failed';
+          }
+          if (frame.code === BackendCode.ReadyForQuery && ++ready === 2) {
+            this.detach();
+            this.idleStatus = frame.payload[0];
+            if (failure !== undefined || this.idleStatus !== 0x49) return reject(new Error(failure ?? 'still in a transaction after reset'));
+            this.dirty = false;
+            resolve();
+          }
+        },
+        onChunkEnd: () => undefined,
+        onLost: (err) => reject(err),
+      });
+      this.socket.write(RESET);
+    });
+  }
+
+  /** Records the transaction status of the last ReadyForQuery the holder saw. */
+  noteStatus(status: number): void {
+    this.idleStatus = status;
+  }
+
+  private listen(): void {
+    const onFrame = (frame: Frame) => (this.consumer ? this.consumer.onFrame(frame) : this.whileIdle(frame));
+    this.socket.on('data', (chunk: Buffer) => {
+      try {
+        this.framer.push(chunk, onFrame);
+      } catch (err) {
+        this.lost(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      this.consumer?.onChunkEnd();
+    });
+    this.socket.on('error', (err) => this.lost(err));
+    this.socket.on('close', () => this.lost(PgEdgeErrors.backendLost(this.backend)));
+  }
+
+  private lost(err: Error): void {
+    if (!this.alive) return;
+    this.alive = false;
+    this.socket.destroy();
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    consumer?.onLost(err);
+  }
+
+  /** Frames nobody asked for (the connection sits in the pool): a FATAL ends it; reports are noted. */
+  private whileIdle(frame: Frame): void {
+    if (frame.code === BackendCode.ParameterStatus) {
+      const message = decodeBackendMessage(frame);
+      if (message.type === 'ParameterStatus') this.parameters.set(message.name, message.value);
+      return;
+    }
+    if (frame.code === BackendCode.NoticeResponse || frame.code === BackendCode.NotificationResponse) return;
+    this.lost(PgEdgeErrors.backendLost(this.backend));
+  }
+
+  private startup(config: BackendConfig, options: BackendOpenOptions): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let scram: ScramClientSession | undefined;
+      const send = (...messages: FrontendMessage[]) => this.socket.write(encodeFrontendMessages(...messages));
+      const timer = setTimeout(() => fail(`no ReadyForQuery within ${options.timeoutMs} ms`), options.timeoutMs);
+      const onAbort = () => fail('aborted');
+      const done = () => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        this.socket.off('data', onData).off('error', onError).off('close', onClose);
+      };
+      const fail = (reason: string) => {
+        done();
+        reject(PgEdgeErrors.backendAuth(config.name, reason));
+      };
+      const onError = (err: Error) => fail(err.message);
+      const onClose = () => fail('the server closed the connection');
+      const onMessage = (message: BackendMessage) => {
+        switch (message.type) {
+          case 'AuthenticationCleartextPassword':
+            return send({ type: 'PasswordMessage', password: config.password });
+          case 'AuthenticationMD5Password':
+            return send({ type: 'PasswordMessage', password: md5PasswordResponse(config.username, config.password, message.salt) });
+          case 'AuthenticationSASL': {
+            const mechanism = ScramClientSession.chooseMechanism(message.mechanisms);
+            scram = new ScramClientSession({ password: config.password });
+            return send({ type: 'SASLInitialResponse', mechanism, data: scram.clientFirst() });
+          }
+          case 'AuthenticationSASLContinue':
+            if (!scram) throw PgEdgeErrors.protocol('SASLContinue before SASL');
+            return send({ type: 'SASLResponse', data: scram.clientFinal(message.data) });
+          case 'AuthenticationSASLFinal':
+            if (!scram) throw PgEdgeErrors.protocol('SASLFinal before SASL');
+            return scram.verifyServerFinal(message.data);
+          case 'ParameterStatus':
+            return void this.parameters.set(message.name, message.value);
+          case 'BackendKeyData':
+            this.processId = message.processId;
+            this.secretKey = message.secretKey;
+            return;
+          case 'ErrorResponse':
+            return fail(`${message.code} ${message.message}`);
+          case 'ReadyForQuery':
+            done();
+            return resolve();
+          default:
+            return;
+        }
+      };
+      const onData = (chunk: Buffer) => {
+        try {
+          this.framer.push(chunk, (frame) => onMessage(decodeBackendMessage(frame)));
+        } catch (err) {
+          fail(errorMessage(err));
+        }
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.socket.on('data', onData).once('error', onError).once('close', onClose);
+      send({
+        type: 'StartupMessage',
+        protocolVersion: 196608,
+        parameters: new Map([
+          ['user', config.username],
+          ['database', config.database],
+          ['application_name', 'dbproxy'],
+          ['client_encoding', 'UTF8'],
+        ]),
+      });
+    });
+  }
+}

@@ -1,0 +1,203 @@
+// The extended protocol in transaction mode: client messages up to Sync (or Flush) are planned
+// against the session's statements, then emitted on whichever pooled connection runs them, every
+// statement mapped onto the backend's unnamed statement and re-prepared there when needed.
+import {
+  decodeFrontendMessage,
+  encodeBackendMessages,
+  encodeFrontendMessages,
+  FrontendCode,
+  type Bind,
+  type Frame,
+} from '@dbproxy/protocol-pg';
+import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
+import { PgEdgeErrors, toErrorResponse } from '../errors';
+import type { PgBackendConnection } from './backend-connection';
+import type { SliceWriter } from './slice-writer';
+import type { ClientStatement, Expectation, StatementRegistry } from './statements';
+
+type PlannedOp =
+  | { readonly op: 'parse'; readonly frame: Frame; readonly statement: ClientStatement; readonly infer: boolean }
+  | { readonly op: 'bind'; readonly frame: Frame; readonly statement: ClientStatement; readonly message: Bind }
+  | { readonly op: 'describe_statement'; readonly statement: ClientStatement }
+  | { readonly op: 'close_statement'; readonly statement: ClientStatement | undefined }
+  | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined }
+  | { readonly op: 'fail'; readonly error: Error };
+
+const DESCRIBE_UNNAMED = encodeFrontendMessages({ type: 'Describe', kind: 'S', name: '' });
+const CLOSE_UNNAMED = encodeFrontendMessages({ type: 'Close', kind: 'S', name: '' });
+/** A Bind the backend must refuse (no such statement): it fails the batch there too, so a transaction aborts as it would have. */
+const FAILING_BIND = encodeFrontendMessages({ type: 'Bind', portal: '', statement: 'dbproxy.refused', paramFormats: [], params: [], resultFormats: [] });
+
+export type PlanProgress = 'pending' | 'flush' | 'sync';
+
+export class BatchPlan {
+  private ops: PlannedOp[] = [];
+  /** Statement routes of what was planned since the last emit: they decide where the batch runs. */
+  readonly routes: SqlRoute[] = [];
+  /** After a refusal, PostgreSQL skips everything until Sync; so do we. */
+  skipping = false;
+  synced = false;
+
+  constructor(
+    private readonly registry: StatementRegistry,
+    private readonly router: SqlRouter,
+  ) {}
+
+  get empty(): boolean {
+    return this.ops.length === 0;
+  }
+
+  add(frame: Frame): PlanProgress {
+    if (frame.code === FrontendCode.Sync) {
+      this.ops.push({ op: 'forward', frame, expect: 'sync' });
+      this.skipping = false;
+      this.synced = true;
+      return 'sync';
+    }
+    if (frame.code === FrontendCode.Flush) {
+      this.ops.push({ op: 'forward', frame, expect: undefined });
+      return 'flush';
+    }
+    if (this.skipping) return 'pending';
+    try {
+      this.plan(frame);
+    } catch (err) {
+      this.refuse(err instanceof Error ? err : new Error(String(err)));
+    }
+    return 'pending';
+  }
+
+  /** Replaces what is pending by one refusal (a routing decision said no), undoing its registry changes. */
+  refuseAll(error: Error): void {
+    const last = this.ops[this.ops.length - 1];
+    for (const op of this.ops) {
+      if (op.op === 'parse') this.registry.remove(op.statement);
+      else if (op.op === 'close_statement' && op.statement && !this.registry.has(op.statement.name)) this.registry.set(op.statement);
+    }
+    const keep = last && last.op === 'forward' && (last.expect === 'sync' || last.expect === undefined) ? [last] : [];
+    this.ops = [{ op: 'fail', error }, ...keep];
+    this.routes.length = 0;
+    this.skipping = !this.synced;
+  }
+
+  /** Forgets what is pending (answered without a backend), undoing its registry changes. */
+  discard(): void {
+    this.refuseAll(new Error('discarded'));
+    this.ops = [];
+    this.skipping = false;
+    this.synced = false;
+  }
+
+  private refuse(error: Error): void {
+    this.ops.push({ op: 'fail', error });
+    this.skipping = true;
+  }
+
+  private plan(frame: Frame): void {
+    const message = decodeFrontendMessage(frame);
+    switch (message.type) {
+      case 'Parse': {
+        if (message.statement !== '' && this.registry.has(message.statement)) throw PgEdgeErrors.statementExists(message.statement);
+        if (this.registry.full(message.statement)) throw PgEdgeErrors.tooManyStatements(this.registry.size);
+        const route = this.router.route(message.sql);
+        const statement: ClientStatement = { name: message.statement, sql: message.sql, paramTypes: message.paramTypes, inferred: undefined, route };
+        this.registry.set(statement);
+        this.routes.push(route);
+        const infer = message.statement !== '' && (message.paramTypes.length < maxParameter(message.sql) || message.paramTypes.includes(0));
+        return void this.ops.push({ op: 'parse', frame, statement, infer });
+      }
+      case 'Bind': {
+        const statement = this.lookup(message.statement);
+        this.routes.push(statement.route);
+        return void this.ops.push({ op: 'bind', frame, statement, message });
+      }
+      case 'Describe':
+        if (message.kind === 'P') return void this.ops.push({ op: 'forward', frame, expect: 'describe_portal' });
+        return void this.ops.push({ op: 'describe_statement', statement: this.lookup(message.name) });
+      case 'Close':
+        if (message.kind === 'P') return void this.ops.push({ op: 'forward', frame, expect: 'close' });
+        return void this.ops.push({ op: 'close_statement', statement: this.registry.delete(message.name) });
+      case 'Execute':
+        return void this.ops.push({ op: 'forward', frame, expect: 'execute' });
+      default:
+        throw PgEdgeErrors.protocol(`${message.type} inside an extended-protocol batch`);
+    }
+  }
+
+  private lookup(name: string): ClientStatement {
+    const statement = this.registry.get(name);
+    if (!statement) throw PgEdgeErrors.statementUnknown(name);
+    return statement;
+  }
+
+  /** Writes what was planned onto `conn`'s stream (via `out`) and the answers to expect. */
+  emit(conn: PgBackendConnection, out: SliceWriter, expect: Expectation[]): void {
+    for (const op of this.ops) this.emitOne(op, conn, out, expect);
+    this.ops = [];
+    this.routes.length = 0;
+    if (this.synced) this.synced = false;
+  }
+
+  private emitOne(op: PlannedOp, conn: PgBackendConnection, out: SliceWriter, expect: Expectation[]): void {
+    switch (op.op) {
+      case 'parse': {
+        const statement = op.statement;
+        out.add(statement.name === '' ? op.frame.bytes : encodeFrontendMessages({ type: 'Parse', statement: '', sql: statement.sql, paramTypes: statement.paramTypes }));
+        conn.unnamedHolds = statement;
+        expect.push({ kind: 'parse', forward: true, undo: () => this.registry.remove(statement) });
+        if (op.infer) {
+          out.add(DESCRIBE_UNNAMED);
+          expect.push({ kind: 'describe_statement', forward: false, statement });
+        }
+        return;
+      }
+      case 'bind':
+        ensurePrepared(op.statement, conn, out, expect);
+        out.add(op.statement.name === '' ? op.frame.bytes : encodeFrontendMessages({ ...op.message, statement: '' }));
+        return void expect.push({ kind: 'bind', forward: true });
+      case 'describe_statement':
+        ensurePrepared(op.statement, conn, out, expect);
+        out.add(DESCRIBE_UNNAMED);
+        return void expect.push({ kind: 'describe_statement', forward: true, statement: op.statement });
+      case 'close_statement': {
+        out.add(CLOSE_UNNAMED);
+        conn.unnamedHolds = undefined;
+        const statement = op.statement;
+        return void expect.push({ kind: 'close', forward: true, undo: statement ? () => this.registry.get(statement.name) ?? this.registry.set(statement) : undefined });
+      }
+      case 'forward':
+        out.add(op.frame.bytes);
+        if (op.expect) expect.push({ kind: op.expect, forward: true });
+        return;
+      case 'fail':
+        out.add(FAILING_BIND);
+        return void expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(op.error)) });
+    }
+  }
+}
+
+/** Re-prepares a session statement in the connection's unnamed statement when it holds another. */
+function ensurePrepared(statement: ClientStatement, conn: PgBackendConnection, out: SliceWriter, expect: Expectation[]): void {
+  if (conn.unnamedHolds === statement) return;
+  out.add(encodeFrontendMessages({ type: 'Parse', statement: '', sql: statement.sql, paramTypes: statement.inferred ?? statement.paramTypes }));
+  expect.push({ kind: 'parse', forward: false });
+  conn.unnamedHolds = statement;
+}
+
+/** Highest `$n` in the text (a cheap upper bound; literals that look like `$n` only cause an extra Describe). */
+function maxParameter(sql: string): number {
+  let max = 0;
+  for (const m of sql.matchAll(/\$(\d+)/g)) max = Math.max(max, Number(m[1]));
+  return max;
+}
+
+/** A refusal the session can send without a backend: the error, then ReadyForQuery. */
+export function refusalBytes(error: Error, status: number): Buffer {
+  return Buffer.concat([encodeBackendMessages(toErrorResponse(error)), readyForQuery(status)]);
+}
+
+export function readyForQuery(status: number): Buffer {
+  return Buffer.from([0x5a, 0, 0, 0, 5, status]); // 'Z'
+}
+
+export { FAILING_BIND };

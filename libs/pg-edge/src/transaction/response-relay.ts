@@ -1,0 +1,214 @@
+// Relays a backend's answers to the client for one unit of work: injected answers swallowed,
+// refusals substituted, rows held until their result completes (bounded by max_result_rows and
+// max_result_bytes), result and parameter types checked against what transaction mode carries.
+import { BackendCode, isSupportedType, type Frame } from '@dbproxy/protocol-pg';
+import { PgEdgeErrors } from '../errors';
+import { SliceWriter } from './slice-writer';
+import type { Expectation } from './statements';
+
+export interface RelayHooks {
+  /** ReadyForQuery for the unit's Sync or Query arrived (already queued for the client). */
+  ready(status: number): void;
+  /** Everything sent so far was answered, but the batch has no Sync yet (the client sent Flush). */
+  drained(): void;
+  /** The unit must fail closed: the session chooses between closing the connection and draining it. */
+  fail(error: Error, fatal: boolean): void;
+}
+
+export interface RelayLimits {
+  readonly maxRows: number;
+  readonly maxBytes: number;
+}
+
+const VOID_OID = 2278;
+const UNKNOWN_OID = 705;
+
+export function carriedType(oid: number): boolean {
+  return isSupportedType(oid) || oid === VOID_OID || oid === UNKNOWN_OID;
+}
+
+export class ResponseRelay {
+  /** What goes to the client at the next flush. */
+  readonly out = new SliceWriter();
+  private readonly rows = new SliceWriter();
+  private rowCount = 0;
+  private expect: Expectation[] = [];
+  private head = 0;
+  /** Set while draining after a failure: nothing more reaches the client until ReadyForQuery. */
+  draining: Error | undefined;
+  /** A ParameterStatus arrived: the connection's session state changed. */
+  sawParameterStatus = false;
+
+  constructor(
+    private readonly limits: RelayLimits,
+    private readonly hooks: RelayHooks,
+  ) {}
+
+  /** The queue `BatchPlan.emit` and simple queries push onto. */
+  get expectations(): Expectation[] {
+    return this.expect;
+  }
+
+  get pending(): number {
+    return this.expect.length - this.head;
+  }
+
+  /** A Sync or Query is still unanswered: the unit ends with a ReadyForQuery. */
+  awaitsReady(): boolean {
+    for (let i = this.head; i < this.expect.length; i++) if (this.expect[i].kind === 'sync' || this.expect[i].kind === 'query') return true;
+    return false;
+  }
+
+  reset(): void {
+    this.expect = [];
+    this.head = 0;
+    this.rows.clear();
+    this.rowCount = 0;
+    this.draining = undefined;
+    this.sawParameterStatus = false;
+  }
+
+  /** Drops held rows and starts discarding until ReadyForQuery. */
+  drain(error: Error): void {
+    this.draining = error;
+    this.rows.clear();
+    this.rowCount = 0;
+  }
+
+  onFrame(frame: Frame): void {
+    const code = frame.code;
+    if (code === BackendCode.DataRow) return this.onRow(frame);
+    if (code === BackendCode.ReadyForQuery) return this.onReady(frame);
+    if (code === BackendCode.ErrorResponse) return this.onError(frame);
+    if (this.draining) return this.afterDrainFrame(code);
+    switch (code) {
+      case BackendCode.CommandComplete:
+      case BackendCode.EmptyQueryResponse:
+      case BackendCode.PortalSuspended:
+        this.out.append(this.rows);
+        this.rowCount = 0;
+        this.out.add(frame.bytes);
+        if (this.current()?.kind === 'execute') this.head++;
+        return;
+      case BackendCode.RowDescription:
+        if (!this.typesCarried(frame.payload, 'result column', rowDescriptionTypes)) return;
+        return this.answer(frame, this.current()?.kind !== 'query');
+      case BackendCode.ParameterDescription:
+        if (!this.typesCarried(frame.payload, 'parameter', parameterTypes)) return;
+        this.noteInferred(frame);
+        return this.answer(frame, false);
+      case BackendCode.ParseComplete:
+      case BackendCode.BindComplete:
+      case BackendCode.CloseComplete:
+      case BackendCode.NoData:
+        return this.answer(frame, true);
+      case BackendCode.ParameterStatus:
+        this.sawParameterStatus = true;
+        return this.out.add(frame.bytes);
+      case BackendCode.NoticeResponse:
+      case BackendCode.NotificationResponse:
+        return this.out.add(frame.bytes);
+      case BackendCode.CopyInResponse:
+      case BackendCode.CopyOutResponse:
+      case BackendCode.CopyBothResponse:
+        return this.hooks.fail(PgEdgeErrors.unsupportedStatement('COPY'), true);
+      default:
+        return this.hooks.fail(PgEdgeErrors.protocol(`unexpected backend message ${String.fromCharCode(code)}`), true);
+    }
+  }
+
+  private current(): Expectation | undefined {
+    return this.head < this.expect.length ? this.expect[this.head] : undefined;
+  }
+
+  /** Forwards (or swallows) the answer to the current message; `completes` pops it. */
+  private answer(frame: Frame, completes: boolean): void {
+    const current = this.current();
+    if (!current) return this.hooks.fail(PgEdgeErrors.protocol(`unsolicited backend message ${String.fromCharCode(frame.code)}`), true);
+    if (current.forward) this.out.add(frame.bytes);
+    if (completes) {
+      this.head++;
+      if (this.head === this.expect.length) this.hooks.drained();
+    }
+  }
+
+  private onRow(frame: Frame): void {
+    if (this.draining) return;
+    this.rowCount++;
+    if (this.rowCount > this.limits.maxRows) return this.hooks.fail(PgEdgeErrors.resultTooLarge('max_result_rows', this.limits.maxRows), false);
+    if (this.rows.length + frame.bytes.length > this.limits.maxBytes) {
+      return this.hooks.fail(PgEdgeErrors.resultTooLarge('max_result_bytes', this.limits.maxBytes), false);
+    }
+    this.rows.add(frame.bytes);
+  }
+
+  private onError(frame: Frame): void {
+    let current = this.current();
+    if (!this.draining) {
+      this.out.append(this.rows);
+      this.rowCount = 0;
+      this.out.add(current?.replaceError ?? frame.bytes);
+    }
+    if (current?.kind === 'query') return;
+    // PostgreSQL skips every message up to Sync after an error.
+    while (current && current.kind !== 'sync') {
+      current.undo?.();
+      this.head++;
+      current = this.current();
+    }
+    if (!current) this.hooks.drained();
+  }
+
+  private onReady(frame: Frame): void {
+    const status = frame.payload[0];
+    const current = this.current();
+    if (current) this.head++;
+    if (!this.draining) {
+      this.out.append(this.rows);
+      this.out.add(frame.bytes);
+    }
+    this.rowCount = 0;
+    this.hooks.ready(status);
+  }
+
+  private afterDrainFrame(code: number): void {
+    if (code === BackendCode.CopyInResponse || code === BackendCode.CopyOutResponse || code === BackendCode.CopyBothResponse) {
+      this.hooks.fail(PgEdgeErrors.unsupportedStatement('COPY'), true);
+    }
+  }
+
+  private typesCarried(payload: Buffer, what: string, read: (payload: Buffer) => number[]): boolean {
+    for (const oid of read(payload)) {
+      if (!carriedType(oid)) {
+        this.hooks.fail(PgEdgeErrors.unsupportedType(oid, what), false);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private noteInferred(frame: Frame): void {
+    const current = this.current();
+    if (current?.statement) current.statement.inferred = parameterTypes(frame.payload);
+  }
+}
+
+/** Type OIDs of a RowDescription, read in place. */
+function rowDescriptionTypes(payload: Buffer): number[] {
+  const count = payload.readInt16BE(0);
+  const types: number[] = [];
+  let at = 2;
+  for (let i = 0; i < count; i++) {
+    at = payload.indexOf(0, at) + 1; // field name
+    types.push(payload.readUInt32BE(at + 6));
+    at += 18;
+  }
+  return types;
+}
+
+function parameterTypes(payload: Buffer): number[] {
+  const count = payload.readInt16BE(0);
+  const types: number[] = [];
+  for (let i = 0; i < count; i++) types.push(payload.readUInt32BE(2 + 4 * i));
+  return types;
+}

@@ -1,0 +1,407 @@
+// A transaction-mode session: units of work (a simple query, or an extended batch up to Sync) run
+// on pooled connections; BEGIN reserves one until the transaction ends, session state pins one for
+// life; a lost pinned connection poisons the session. One transition() per state change.
+import type { Socket } from 'node:net';
+import { encodeBackendMessages, FrontendCode, type Frame } from '@dbproxy/protocol-pg';
+import { ReadAfterWriteWindow } from '@dbproxy/routing';
+import type { SqlRoute } from '@dbproxy/sql';
+import { errorMessage } from '@dbproxy/util';
+import { sendCancelRequest } from '../backend-socket';
+import type { ProxyKey } from '../cancel-keys';
+import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
+import { PgEdgeErrors, toErrorResponse } from '../errors';
+import { refuse } from '../session-common';
+import { SessionStateMachine } from '../state-machine';
+import type { BackendConsumer } from './backend-connection';
+import type { PgLease } from './backend-pools';
+import { BatchPlan, FAILING_BIND, refusalBytes } from './batch-plan';
+import type { ClientInbox, InboxHandler } from './client-inbox';
+import { ResponseRelay, type RelayHooks } from './response-relay';
+import { SliceWriter } from './slice-writer';
+import { StatementRegistry, type Expectation } from './statements';
+import type { DeadlineWatched, TxShared } from './tx-shared';
+import { decideUnit } from './unit-route';
+
+type State = 'idle' | 'running' | 'batch_open' | 'in_transaction' | 'pinned' | 'poisoned' | 'closed';
+const LEGAL: Record<State, readonly State[]> = {
+  idle: ['running', 'closed'],
+  running: ['idle', 'batch_open', 'in_transaction', 'pinned', 'poisoned', 'closed'],
+  batch_open: ['running', 'poisoned', 'closed'],
+  in_transaction: ['running', 'poisoned', 'closed'],
+  pinned: ['running', 'poisoned', 'closed'],
+  poisoned: ['closed'],
+  closed: [],
+};
+const IDLE = 0x49; // 'I'
+const IN_TRANSACTION = 0x54; // 'T'
+const SYNC = Buffer.from([FrontendCode.Sync, 0, 0, 0, 4]);
+const MAX_PENDING_FRAMES = 4096;
+
+type Emit = (out: SliceWriter, expect: Expectation[]) => void;
+interface Flags {
+  pin: boolean;
+  write: boolean;
+}
+
+export class TransactionSession implements RelayHooks, DeadlineWatched {
+  readonly key: ProxyKey;
+  private readonly machine = new SessionStateMachine<State>('pg_transaction_session', 'idle', LEGAL);
+  private readonly plan: BatchPlan;
+  private readonly relay: ResponseRelay;
+  private readonly toBackend = new SliceWriter();
+  private readonly window: ReadAfterWriteWindow;
+  private readonly pending: Frame[] = [];
+  private pendingHead = 0;
+  /** The connection the current unit runs on; `held` says whether it stays after the unit. */
+  private lease: PgLease | undefined;
+  private held: 'transaction' | 'pinned' | undefined;
+  private lastStatus = IDLE;
+  private flags: Flags = { pin: false, write: false };
+  /** A refused batch whose Sync has not arrived: the answer waits for it. */
+  private refusedUntilSync: Error | undefined;
+  private deadline = Number.POSITIVE_INFINITY;
+  private abort: AbortController | undefined;
+  private readonly clientSide: InboxHandler = {
+    onFrame: (frame) => this.onClientFrame(frame),
+    onChunkEnd: () => this.pump(),
+    onClosed: (err) => this.close(err ? `client error: ${err.message}` : 'client closed'),
+  };
+  private readonly backendSide: BackendConsumer = {
+    onFrame: (frame) => this.relay.onFrame(frame),
+    onChunkEnd: () => this.flushClient(),
+    onLost: (err) => this.onBackendLost(err),
+  };
+
+  constructor(
+    private readonly client: Socket,
+    private readonly inbox: ClientInbox,
+    private readonly listener: ListenerRole,
+    private readonly edge: EdgeContext,
+    private readonly epoch: EdgeEpoch,
+    private readonly shared: TxShared,
+    private readonly shard: string,
+  ) {
+    const pg = epoch.config.postgres;
+    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.router(epoch));
+    this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes }, this);
+    this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
+    this.key = edge.cancelKeys.issue(() => this.cancelRequested());
+  }
+
+  start(): void {
+    this.edge.metrics.sessions.inc({ mode: 'transaction', listener: this.listener });
+    this.inbox.deliverTo(this.clientSide);
+  }
+
+  get state(): State {
+    return this.machine.state;
+  }
+
+  // ---- client side ----
+
+  private onClientFrame(frame: Frame): void {
+    this.pending.push(frame);
+    if (this.pending.length - this.pendingHead > MAX_PENDING_FRAMES) this.inbox.pause();
+  }
+
+  private pump(): void {
+    while (this.pendingHead < this.pending.length && this.accepting()) this.handle(this.pending[this.pendingHead++]);
+    if (this.pendingHead === this.pending.length && this.pendingHead > 0) {
+      this.pending.length = 0;
+      this.pendingHead = 0;
+      this.inbox.resume();
+    }
+  }
+
+  private accepting(): boolean {
+    const state = this.machine.state;
+    return state !== 'running' && state !== 'closed' && state !== 'poisoned';
+  }
+
+  private handle(frame: Frame): void {
+    switch (frame.code) {
+      case FrontendCode.Query:
+        if (this.machine.is('batch_open')) return this.fatal(PgEdgeErrors.protocol('Query inside an unfinished extended-protocol batch'));
+        return this.runSimple(frame);
+      case FrontendCode.Parse:
+      case FrontendCode.Bind:
+      case FrontendCode.Describe:
+      case FrontendCode.Execute:
+      case FrontendCode.Close:
+      case FrontendCode.Flush:
+      case FrontendCode.Sync:
+        return this.addToBatch(frame);
+      case FrontendCode.Terminate:
+        return this.close('client terminated');
+      case FrontendCode.CopyData:
+      case FrontendCode.CopyDone:
+      case FrontendCode.CopyFail:
+        return; // outside COPY the server ignores these too
+      case FrontendCode.FunctionCall:
+        return this.refuseUnit(PgEdgeErrors.unsupportedStatement('the function-call protocol'), true, false);
+      default:
+        return this.fatal(PgEdgeErrors.protocol(`unexpected message ${String.fromCharCode(frame.code)}`));
+    }
+  }
+
+  private runSimple(frame: Frame): void {
+    const sql = frame.payload.toString('utf8', 0, frame.payload.length - 1);
+    const route = this.shared.router(this.epoch).route(sql);
+    this.runUnit(
+      [route],
+      true,
+      (out, expect) => {
+        out.add(frame.bytes);
+        expect.push({ kind: 'query', forward: true });
+      },
+      false,
+    );
+  }
+
+  private addToBatch(frame: Frame): void {
+    const progress = this.plan.add(frame);
+    if (progress === 'pending') return;
+    const synced = progress === 'sync';
+    if (this.refusedUntilSync) {
+      if (!synced) return this.plan.discard();
+      const error = this.refusedUntilSync;
+      this.refusedUntilSync = undefined;
+      this.plan.discard();
+      this.client.write(refusalBytes(error, this.lastStatus));
+      return;
+    }
+    this.runUnit([...this.plan.routes], synced, (out, expect) => this.plan.emit(this.connection(), out, expect));
+  }
+
+  // ---- units ----
+
+  private runUnit(routes: readonly SqlRoute[], synced: boolean, emit: Emit, fromPlan = true): void {
+    const decision = decideUnit(routes, this.listener, this.window.requiresPrimary(performance.now()));
+    if (decision.kind === 'refuse') {
+      if (decision.reason === 'read_only') this.edge.metrics.readOnlyRejections.inc({ listener: this.listener });
+      this.edge.metrics.routingFailures.inc({ reason: decision.reason });
+      return this.refuseUnit(decision.error, synced, fromPlan);
+    }
+    this.flags.pin ||= decision.pin;
+    this.flags.write ||= decision.write;
+    if (this.lease) {
+      this.edge.metrics.routes.inc({ route: 'held', listener: this.listener });
+      return this.dispatch(emit);
+    }
+    const pg = this.epoch.config.postgres;
+    let name: string;
+    try {
+      const choice = this.epoch.directory.require(this.shard, decision.role, this.shared.pools, pg.fallback_to_primary);
+      if (choice.fellBack) this.edge.metrics.fallbacks.inc({ mode: 'transaction' });
+      name = (choice.target as NonNullable<typeof choice.target>).config.name;
+      this.edge.metrics.routes.inc({ route: choice.target?.role ?? decision.role, listener: this.listener });
+    } catch (err) {
+      this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
+      return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
+    }
+    this.machine.transition(this.machine.state, 'running', `acquire ${name}`);
+    const idle = this.shared.pools.tryAcquire(name, decision.reserved);
+    if (idle) return this.onLease(idle, emit);
+    this.shared.pools.acquire(name, decision.reserved, this.abortSignal()).then(
+      (lease) => this.onLease(lease, emit),
+      (err: unknown) => this.onAcquireFailed(name, err, synced, fromPlan),
+    );
+  }
+
+  private onLease(lease: PgLease, emit: Emit): void {
+    if (!this.machine.is('running')) return this.shared.pools.release(lease, false, 'client-gone');
+    this.lease = lease;
+    lease.connection.unnamedHolds = undefined;
+    this.dispatch(emit);
+  }
+
+  private onAcquireFailed(name: string, err: unknown, synced: boolean, fromPlan: boolean): void {
+    if (!this.machine.is('running')) return;
+    this.edge.metrics.routingFailures.inc({ reason: 'acquire' });
+    this.flags = { pin: false, write: false };
+    this.machine.transition('running', 'idle', 'acquire failed');
+    const cancelled = this.abort?.signal.aborted === true;
+    this.abort = undefined;
+    this.refuseUnit(cancelled ? PgEdgeErrors.queryCanceled() : PgEdgeErrors.acquireTimeout.withCause(err, name, errorMessage(err)), synced, fromPlan);
+    this.pump();
+  }
+
+  /** Sends the unit (or the next part of an open batch) on the session's connection. */
+  private dispatch(emit: Emit): void {
+    const conn = this.connection();
+    if (!this.machine.is('running')) this.machine.transition(this.machine.state, 'running', 'dispatch');
+    if (this.relay.pending === 0) this.relay.reset();
+    conn.attach(this.backendSide);
+    emit(this.toBackend, this.relay.expectations);
+    this.toBackend.flush(conn.stream);
+    this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
+    this.shared.running.add(this);
+    if (this.relay.pending === 0) this.drained();
+  }
+
+  /** A refusal without running anything; in a held transaction the backend must fail too, so it aborts as PostgreSQL would. */
+  private refuseUnit(error: Error, synced: boolean, fromPlan = true): void {
+    if (this.lease && fromPlan) {
+      this.plan.refuseAll(error);
+      return this.dispatch((out, expect) => this.plan.emit(this.connection(), out, expect));
+    }
+    if (this.lease) {
+      return this.dispatch((out, expect) => {
+        out.add(FAILING_BIND);
+        expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(error)) });
+        out.add(SYNC);
+        expect.push({ kind: 'sync', forward: true });
+      });
+    }
+    if (fromPlan) this.plan.discard();
+    if (!synced) this.refusedUntilSync = error;
+    else this.client.write(refusalBytes(error, IDLE));
+  }
+
+  private connection() {
+    return (this.lease as PgLease).connection;
+  }
+
+  private abortSignal(): AbortSignal {
+    this.abort = new AbortController();
+    return this.abort.signal;
+  }
+
+  // ---- backend answers (RelayHooks) ----
+
+  ready(status: number): void {
+    const lease = this.lease as PgLease;
+    const conn = lease.connection;
+    conn.noteStatus(status);
+    this.shared.running.delete(this);
+    if (this.relay.sawParameterStatus) conn.dirty = true;
+    const failure = this.relay.draining;
+    if (failure && status === IN_TRANSACTION) return this.abortOnBackend(failure);
+    if (failure) this.relay.out.add(refusalBytes(failure, status));
+    if (this.flags.write) this.window.noteWrite(performance.now());
+    this.lastStatus = status;
+    this.afterUnit(lease, status);
+    this.flushClient();
+    this.pump();
+  }
+
+  private afterUnit(lease: PgLease, status: number): void {
+    const next = this.held === 'pinned' || this.flags.pin ? 'pinned' : status !== IDLE ? 'transaction' : undefined;
+    if (next && next !== this.held) {
+      if (next === 'pinned') this.edge.metrics.sessionPins.inc({ listener: this.listener });
+      else this.edge.metrics.transactionPins.inc({ listener: this.listener });
+    }
+    if (next) lease.connection.dirty = true;
+    const ended = this.held !== undefined && next === undefined;
+    this.held = next;
+    this.flags = { pin: false, write: false };
+    if (!next) {
+      this.lease = undefined;
+      this.shared.pools.release(lease, true);
+    }
+    const to = next === 'pinned' ? 'pinned' : next === 'transaction' ? 'in_transaction' : 'idle';
+    this.machine.transition('running', to, ended ? 'transaction ended' : 'ready for query');
+  }
+
+  /** The transaction is still open on the backend but the client must see it fail: fail it there. */
+  private abortOnBackend(error: Error): void {
+    this.relay.reset();
+    this.dispatch((out, expect) => {
+      out.add(FAILING_BIND);
+      expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(error)) });
+      out.add(SYNC);
+      expect.push({ kind: 'sync', forward: true });
+    });
+  }
+
+  drained(): void {
+    if (!this.machine.is('running') || this.relay.awaitsReady()) return;
+    this.shared.running.delete(this);
+    this.flushClient();
+    if (this.relay.draining) this.refusedUntilSync = this.relay.draining;
+    this.machine.transition('running', 'batch_open', 'flush answered');
+    this.pump();
+  }
+
+  fail(error: Error, fatal: boolean): void {
+    if (!fatal && this.held) return this.relay.drain(error);
+    if (this.held) return this.poison(error);
+    const lease = this.lease;
+    const synced = this.relay.awaitsReady();
+    this.lease = undefined;
+    if (lease) this.shared.pools.release(lease, false, 'failed-unit');
+    this.shared.running.delete(this);
+    this.relay.drain(error);
+    if (synced) this.relay.out.add(refusalBytes(error, IDLE));
+    else this.refusedUntilSync = error;
+    this.relay.reset();
+    this.flags = { pin: false, write: false };
+    this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
+    this.flushClient();
+    this.pump();
+  }
+
+  private onBackendLost(err: Error): void {
+    if (this.machine.is('closed') || this.machine.is('poisoned')) return;
+    this.edge.logger.debug({ err: err.message }, 'backend connection lost');
+    if (this.held) return this.poison(PgEdgeErrors.sessionPoisoned(this.held === 'pinned' ? 'session state' : 'transaction'));
+    if (this.machine.is('running') && this.lease) this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
+  }
+
+  checkDeadline(nowMs: number): void {
+    if (!this.machine.is('running') || nowMs < this.deadline || !this.lease) return;
+    const conn = this.lease.connection;
+    conn.cancelled = true;
+    void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
+    this.fail(PgEdgeErrors.queryTimeout(this.epoch.config.postgres.query_timeout_seconds), true);
+  }
+
+  /** A client CancelRequest: the backend gets a real cancel, and the connection is never lent again. */
+  cancelRequested(): void {
+    if (!this.machine.is('running')) return;
+    if (!this.lease) return this.abort?.abort();
+    const conn = this.lease.connection;
+    conn.cancelled = true;
+    void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
+  }
+
+  // ---- output and endings ----
+
+  private flushClient(): void {
+    const out = this.relay.out;
+    if (out.empty) return;
+    if (out.flush(this.client) || !this.lease) return;
+    const stream = this.lease.connection.stream;
+    stream.pause();
+    this.client.once('drain', () => stream.resume());
+  }
+
+  private poison(error: Error): void {
+    if (this.machine.is('closed') || this.machine.is('poisoned')) return;
+    this.edge.metrics.sessionsPoisoned.inc({ reason: this.held ?? 'unit' });
+    this.flushClient();
+    refuse(this.client, toErrorResponse(error, 'FATAL'));
+    this.machine.transition(this.machine.state, 'poisoned', error.message);
+    this.close('poisoned');
+  }
+
+  private fatal(error: Error): void {
+    refuse(this.client, toErrorResponse(error, 'FATAL'));
+    this.close(error.message);
+  }
+
+  /** Ends the session: a held connection is closed (PostgreSQL rolls back what was open), never reused. */
+  close(reason: string): void {
+    if (this.machine.is('closed')) return;
+    this.machine.transition(this.machine.state, 'closed', reason);
+    this.edge.metrics.sessions.dec({ mode: 'transaction', listener: this.listener });
+    this.edge.cancelKeys.revoke(this.key);
+    this.shared.running.delete(this);
+    this.abort?.abort();
+    const lease = this.lease;
+    this.lease = undefined;
+    if (lease) this.shared.pools.release(lease, false, this.held ? 'session-closed' : 'client-gone');
+    if (!this.client.destroyed) this.client.end();
+    setTimeout(() => this.client.destroy(), 1000).unref();
+  }
+}

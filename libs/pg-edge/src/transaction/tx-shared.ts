@@ -1,0 +1,65 @@
+// What transaction-mode sessions of one service instance share: pools, SCRAM secrets, the
+// ParameterStatus set clients are shown, and the sessions whose queries have a deadline.
+import type { SqlRouter } from '@dbproxy/sql';
+import type { EdgeEpoch } from '../edge-context';
+import { PgEdgeErrors } from '../errors';
+import type { TransactionPools } from './backend-pools';
+import { ScramSecrets } from './frontend-auth';
+
+export interface DeadlineWatched {
+  /** Called by the sweeper; the session acts if its running query passed its deadline. */
+  checkDeadline(nowMs: number): void;
+}
+
+export class TxShared {
+  readonly secrets = new ScramSecrets();
+  readonly running = new Set<DeadlineWatched>();
+  private readonly parameterCache = new Map<string, Promise<ReadonlyMap<string, string>>>();
+  private readonly routers = new WeakMap<EdgeEpoch, SqlRouter>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    readonly pools: TransactionPools,
+    private readonly makeRouter: (epoch: EdgeEpoch) => SqlRouter,
+  ) {
+    this.sweeper = setInterval(() => {
+      const now = performance.now();
+      for (const session of this.running) session.checkDeadline(now);
+    }, 100);
+    this.sweeper.unref();
+  }
+
+  router(epoch: EdgeEpoch): SqlRouter {
+    let router = this.routers.get(epoch);
+    if (!router) {
+      router = this.makeRouter(epoch);
+      this.routers.set(epoch, router);
+    }
+    return router;
+  }
+
+  /** The server's ParameterStatus values for a shard, read once from a pooled connection to its primary. */
+  parameters(epoch: EdgeEpoch, shard: string): Promise<ReadonlyMap<string, string>> {
+    const key = `${epoch.epoch}/${shard}`;
+    let cached = this.parameterCache.get(key);
+    if (!cached) {
+      cached = this.fetchParameters(epoch, shard);
+      this.parameterCache.set(key, cached);
+      cached.catch(() => this.parameterCache.delete(key));
+    }
+    return cached;
+  }
+
+  private async fetchParameters(epoch: EdgeEpoch, shard: string): Promise<ReadonlyMap<string, string>> {
+    const target = epoch.directory.primary(shard) ?? epoch.directory.replica(shard, this.pools, true).target;
+    if (!target) throw PgEdgeErrors.noBackend('primary', shard);
+    const lease = await this.pools.acquire(target.config.name, false, undefined);
+    const parameters = new Map(lease.connection.parameters);
+    this.pools.release(lease, true);
+    return parameters;
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+}

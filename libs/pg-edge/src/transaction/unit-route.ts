@@ -1,0 +1,52 @@
+// Where one unit of work (a simple query, or an extended batch up to Sync) runs when the session
+// holds no connection: a replica for reads, the primary for writes, locking reads, transaction
+// control, session state and the read-after-write window; refusals for what transaction mode cannot carry.
+import type { SqlRoute } from '@dbproxy/sql';
+import type { ListenerRole } from '../edge-context';
+import { PgEdgeErrors } from '../errors';
+
+export type UnitDecision =
+  | { readonly kind: 'refuse'; readonly error: Error; readonly reason: 'multi_statement' | 'copy' | 'read_only' }
+  | {
+      readonly kind: 'run';
+      readonly role: 'primary' | 'replica';
+      /** BEGIN or session state: the connection stays with the session after the unit. */
+      readonly reserved: boolean;
+      /** Session state (SET, LISTEN, cursors, ...): keep the connection for the session's life. */
+      readonly pin: boolean;
+      /** Writes open the read-after-write window. */
+      readonly write: boolean;
+    };
+
+function refusal(route: SqlRoute, listener: ListenerRole): UnitDecision | undefined {
+  const c = route.classification;
+  if (c.statementCount > 1) {
+    return { kind: 'refuse', error: PgEdgeErrors.unsupportedStatement('more than one statement in a query'), reason: 'multi_statement' };
+  }
+  if (c.command === 'copy') return { kind: 'refuse', error: PgEdgeErrors.unsupportedStatement('COPY'), reason: 'copy' };
+  const writes = c.family === 'write' || c.family === 'ddl' || (c.family === 'read' && c.locking);
+  if (listener === 'read_only' && writes) {
+    return { kind: 'refuse', error: PgEdgeErrors.readOnly(c.command.toUpperCase()), reason: 'read_only' };
+  }
+  return undefined;
+}
+
+/** The decision for the statements of one unit (empty: a Sync alone, which any connection answers). */
+export function decideUnit(routes: readonly SqlRoute[], listener: ListenerRole, readAfterWrite: boolean): UnitDecision {
+  let replicaOk = true;
+  let reserved = false;
+  let pin = false;
+  let write = false;
+  for (const route of routes) {
+    const refused = refusal(route, listener);
+    if (refused) return refused;
+    const c = route.classification;
+    if (!route.replicaEligible || c.family !== 'read') replicaOk = false;
+    if (c.transaction === 'begin' || c.transaction === 'commit_and_chain' || c.transaction === 'rollback_and_chain') reserved = true;
+    if (c.session.kind === 'pin') pin = reserved = true;
+    if (c.family === 'write' || c.family === 'ddl' || (c.family === 'read' && !route.replicaEligible)) write = true;
+  }
+  if (listener === 'read_only') return { kind: 'run', role: 'replica', reserved, pin, write: false };
+  const role = replicaOk && !readAfterWrite && routes.length > 0 ? 'replica' : 'primary';
+  return { kind: 'run', role, reserved, pin, write };
+}

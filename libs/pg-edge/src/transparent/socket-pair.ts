@@ -1,0 +1,31 @@
+// Two sockets that live and die together: raw piping with backpressure, and one close for both.
+import type { Socket } from 'node:net';
+
+const LINGER_MS = 2_000;
+
+/** Pipes `from` into `to` untouched: Node's pipe() pauses the reader while the writer is full. */
+export function pump(from: Socket, to: Socket): void {
+  from.pipe(to, { end: true });
+}
+
+/**
+ * Ties the sockets' lifetimes: when one closes, the other is ended (what was written still
+ * flushes) and destroyed shortly after; an error destroys both. `onClosed` runs once.
+ */
+export function bindLifetimes(a: Socket, b: Socket, onClosed: (reason: string) => void): void {
+  let closed = false;
+  const close = (reason: string, other: Socket) => {
+    if (!closed) {
+      closed = true;
+      onClosed(reason);
+    }
+    if (!other.destroyed) {
+      other.end();
+      setTimeout(() => other.destroy(), LINGER_MS).unref();
+    }
+  };
+  a.once('close', () => close('client closed', b));
+  b.once('close', () => close('backend closed', a));
+  a.on('error', () => a.destroy());
+  b.on('error', () => b.destroy());
+}

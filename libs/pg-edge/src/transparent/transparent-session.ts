@@ -1,0 +1,226 @@
+// A transparent-mode session: read the startup (TLS, shard key), open the chosen backend, forward
+// the rewritten startup, swap BackendKeyData for our own, then pump bytes both ways untouched.
+import type { Socket } from 'node:net';
+import {
+  BackendCode,
+  encodeBackendMessages,
+  encodeFrontendMessages,
+  PgFramer,
+  type Frame,
+  type StartupMessage,
+} from '@dbproxy/protocol-pg';
+import { errorMessage } from '@dbproxy/util';
+import type { BackendTarget } from '../backend-directory';
+import { connectTcp, openBackendSocket, sendCancelRequest } from '../backend-socket';
+import type { ProxyKey } from '../cancel-keys';
+import { LOGIN_DEADLINE_MS, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
+import { PgEdgeErrors, toErrorResponse } from '../errors';
+import { readStartup, type StartupOutcome } from '../frontend-startup';
+import { SessionStateMachine } from '../state-machine';
+import { handleCancel, refuse } from '../session-common';
+import { bindLifetimes, pump } from './socket-pair';
+
+type State = 'startup' | 'connecting' | 'authenticating' | 'streaming' | 'closed';
+const LEGAL: Record<State, readonly State[]> = {
+  startup: ['connecting', 'closed'],
+  connecting: ['startup', 'authenticating', 'streaming', 'closed'],
+  authenticating: ['streaming', 'closed'],
+  streaming: ['closed'],
+  closed: [],
+};
+const ACCEPT_TLS = 0x53; // 'S'
+
+export class TransparentSession {
+  private readonly machine = new SessionStateMachine<State>('pg_transparent_session', 'startup', LEGAL);
+  private proxyKey: ProxyKey | undefined;
+  private releaseLoad: (() => void) | undefined;
+  private backend: Socket | undefined;
+
+  constructor(
+    private readonly client: Socket,
+    private readonly listener: ListenerRole,
+    private readonly edge: EdgeContext,
+    private readonly epoch: EdgeEpoch,
+  ) {}
+
+  async run(): Promise<void> {
+    this.edge.metrics.sessions.inc({ mode: 'transparent', listener: this.listener });
+    this.client.once('close', () => this.edge.metrics.sessions.dec({ mode: 'transparent', listener: this.listener }));
+    try {
+      const passthroughTls = !this.epoch.shardKey.enabled;
+      const outcome = await readStartup(this.client, { tls: this.edge.tls, passthroughTls, deadlineMs: LOGIN_DEADLINE_MS });
+      await this.afterStartup(outcome);
+    } catch (err) {
+      this.fail(err, this.client);
+    }
+  }
+
+  /** Ends the session now (shutdown). */
+  destroy(): void {
+    this.client.destroy();
+    this.backend?.destroy();
+  }
+
+  private async afterStartup(outcome: StartupOutcome): Promise<void> {
+    switch (outcome.kind) {
+      case 'failed':
+        return this.fail(outcome.error, outcome.socket);
+      case 'cancel':
+        this.close('cancel request');
+        return handleCancel(this.edge, 'transparent', outcome.processId, outcome.secretKey, this.client);
+      case 'ssl-passthrough':
+        return this.passTlsThrough(outcome.socket, outcome.request);
+      case 'startup':
+        return this.startSession(outcome.socket, outcome.message, outcome.tls, outcome.remainder);
+    }
+  }
+
+  /** Sharding is off: the client's TLS goes to the backend; we never see inside it. */
+  private async passTlsThrough(client: Socket, request: Buffer): Promise<void> {
+    const target = this.choose(this.epoch.shardKey.resolve({ type: 'StartupMessage', protocolVersion: 196608, parameters: new Map() }));
+    if (!target) return;
+    this.machine.transition('startup', 'connecting', 'TLS passthrough');
+    const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
+    const backend = await connectTcp(target.connectAddress, target.config.name, { timeoutMs: connectTimeoutMs });
+    this.attachBackend(backend, target);
+    backend.write(request);
+    const answer = await new Promise<Buffer>((resolve) => backend.once('data', resolve));
+    if (answer.length !== 1 || answer[0] !== ACCEPT_TLS) {
+      // The backend refused TLS: tell the client, and go on with its plaintext startup.
+      backend.destroy();
+      this.releaseLoad?.();
+      this.backend = undefined;
+      this.machine.transition('connecting', 'startup', 'backend refused TLS');
+      client.write(answer.subarray(0, 1));
+      const plain = { mode: 'disabled', context: undefined } as const;
+      return this.afterStartup(await readStartup(client, { tls: plain, passthroughTls: false, deadlineMs: LOGIN_DEADLINE_MS }));
+    }
+    const releasePassthrough = this.edge.cancelKeys.addPassthrough(target.connectAddress);
+    backend.once('close', releasePassthrough);
+    client.write(answer);
+    this.machine.transition('connecting', 'streaming', 'TLS passed through');
+    this.wire(client, backend);
+  }
+
+  private async startSession(client: Socket, startup: StartupMessage, tls: boolean, remainder: Buffer): Promise<void> {
+    if (this.edge.tls.mode === 'required' && !tls) throw PgEdgeErrors.tlsRequired();
+    this.machine.transition('startup', 'connecting', 'startup received');
+    await this.connectAndForward(client, startup, remainder);
+  }
+
+  private async connectAndForward(client: Socket, startup: StartupMessage, remainder: Buffer): Promise<void> {
+    const resolution = this.epoch.shardKey.resolve(startup);
+    if (!resolution.ok) {
+      this.edge.metrics.startupRejections.inc({ reason: 'shard' });
+      return this.fail(resolution.error, client);
+    }
+    const target = this.choose(resolution);
+    if (!target) return;
+    const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
+    let backend: Socket;
+    try {
+      backend = await openBackendSocket(target.config, target.connectAddress, { timeoutMs: connectTimeoutMs });
+    } catch (err) {
+      this.edge.metrics.routingFailures.inc({ reason: 'backend_connect' });
+      return this.fail(err, client);
+    }
+    if (client.destroyed) return void backend.destroy();
+    this.attachBackend(backend, target);
+    backend.write(remainder.length > 0 ? Buffer.concat([encodeFrontendMessages(resolution.message), remainder]) : encodeFrontendMessages(resolution.message));
+    this.machine.transition('connecting', 'authenticating', `backend ${target.config.name}`);
+    this.watchStartupReplies(client, backend, target);
+    pump(client, backend);
+  }
+
+  private choose(resolution: ReturnType<EdgeEpoch['shardKey']['resolve']>): BackendTarget | undefined {
+    if (!resolution.ok) {
+      this.fail(resolution.error, this.client);
+      return undefined;
+    }
+    const pg = this.epoch.config.postgres;
+    const load = { load: (name: string) => ({ inUse: this.edge.transparentLoad.get(name) ?? 0, waiters: 0, capacity: pg.max_connections }) };
+    try {
+      const choice = this.epoch.directory.require(resolution.shard, this.listener === 'read_write' ? 'primary' : 'replica', load, pg.fallback_to_primary);
+      if (choice.fellBack) this.edge.metrics.fallbacks.inc({ mode: 'transparent' });
+      return choice.target;
+    } catch (err) {
+      this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
+      this.fail(err, this.client);
+      return undefined;
+    }
+  }
+
+  private attachBackend(backend: Socket, target: BackendTarget): void {
+    this.backend = backend;
+    const name = target.config.name;
+    this.edge.transparentLoad.set(name, (this.edge.transparentLoad.get(name) ?? 0) + 1);
+    let released = false;
+    this.releaseLoad = () => {
+      if (released) return;
+      released = true;
+      this.edge.transparentLoad.set(name, (this.edge.transparentLoad.get(name) ?? 1) - 1);
+    };
+    backend.once('close', this.releaseLoad);
+  }
+
+  /** Until the first ReadyForQuery: forward authentication untouched, but hand out our own BackendKeyData. */
+  private watchStartupReplies(client: Socket, backend: Socket, target: BackendTarget): void {
+    const framer = new PgFramer({ phase: 'typed', peer: 'backend' });
+    let ready = false;
+    bindLifetimes(client, backend, (reason) => this.close(reason));
+    const onFrame = (frame: Frame) => {
+      if (frame.code === BackendCode.BackendKeyData) {
+        const processId = frame.payload.readInt32BE(0);
+        const secretKey = frame.payload.readInt32BE(4);
+        const address = target.connectAddress;
+        this.proxyKey = this.edge.cancelKeys.issue(() => void sendCancelRequest(address, processId, secretKey));
+        client.write(encodeBackendMessages({ type: 'BackendKeyData', ...this.proxyKey }));
+        return;
+      }
+      client.write(frame.bytes);
+      if (frame.code === BackendCode.ReadyForQuery) {
+        ready = true;
+        framer.stop();
+      }
+    };
+    const onData = (chunk: Buffer) => {
+      try {
+        framer.push(chunk, onFrame);
+      } catch (err) {
+        backend.off('data', onData);
+        return this.fail(err, client);
+      }
+      if (ready) {
+        backend.off('data', onData);
+        const rest = framer.takeRemainder();
+        if (rest.length > 0) client.write(rest);
+        this.machine.transition('authenticating', 'streaming', 'ReadyForQuery');
+        pump(backend, client);
+      }
+    };
+    backend.on('data', onData);
+  }
+
+  private wire(client: Socket, backend: Socket): void {
+    bindLifetimes(client, backend, (reason) => this.close(reason));
+    pump(client, backend);
+    pump(backend, client);
+    client.resume();
+  }
+
+  private fail(err: unknown, socket: Socket): void {
+    if (err !== undefined && !socket.destroyed) {
+      refuse(socket, toErrorResponse(err, 'FATAL'));
+      this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
+    } else socket.destroy();
+    this.backend?.destroy();
+    this.close('failed');
+  }
+
+  private close(reason: string): void {
+    if (this.machine.is('closed')) return;
+    this.machine.transition(this.machine.state, 'closed', reason);
+    if (this.proxyKey) this.edge.cancelKeys.revoke(this.proxyKey);
+    this.releaseLoad?.();
+  }
+}
