@@ -2,7 +2,7 @@
 // reset on release, reserved capacity, retire-on-release, idle/lifetime sweeps and drain.
 import { errorMessage } from '@dbproxy/util';
 import { AcquireQueue } from './acquire-queue';
-import { monotonicNow as clock } from './clock';
+import { connectionClock as clock } from './clock';
 import { ConnectionRoster } from './connection-roster';
 import { PoolErrors } from './errors';
 import { PoolLease } from './lease';
@@ -37,6 +37,12 @@ export class BackendPool<C> {
   private drainTimer: NodeJS.Timeout | undefined;
   private drained: Promise<void> | undefined;
   private resolveDrained: () => void = () => {};
+  /**
+   * The time for connection ages, cached as pgbouncer's get_cached_time() is: refreshed by each
+   * sweep and by slow paths (creates) that read the clock anyway, so acquire and release read no
+   * clock. Ages are therefore measured to within sweepIntervalMs.
+   */
+  private now = clock();
 
   constructor(options: PoolOptions<C>) {
     if (typeof options.backend !== 'string' || options.backend === '') {
@@ -117,7 +123,7 @@ export class BackendPool<C> {
       return;
     }
     if (conn.factory.reset === undefined) {
-      this.roster.park(conn, 'in_use', 'released', clock());
+      this.roster.park(conn, 'in_use', 'released', this.now);
       this.dispatch();
       return;
     }
@@ -225,7 +231,7 @@ export class BackendPool<C> {
   /** Pops the most recently used idle connection that is alive and not past its lifetime. */
   private takeUsableIdle(): PooledConnection<C> | undefined {
     const maxLifetimeMs = this.sizing.maxLifetimeMs;
-    const now = maxLifetimeMs > 0 ? clock() : 0;
+    const now = this.now;
     for (let conn = this.roster.idle.pop(); conn !== undefined; conn = this.roster.idle.pop()) {
       if (!this.roster.alive(conn)) this.roster.close(conn, 'idle', 'dead');
       else if (maxLifetimeMs > 0 && now - conn.createdAt >= maxLifetimeMs) this.roster.close(conn, 'idle', 'max-lifetime');
@@ -256,7 +262,7 @@ export class BackendPool<C> {
       const slot = this.freeSlot(waiter.reserved) as Slot;
       this.waiters.grant(waiter, (waitMs) => this.lend(conn, slot, waitMs));
     }
-    let wanted = this.waiters.servable(...this.freeSlots()) - this.roster.counts.creating;
+    let wanted = this.waiters.servable(...this.freeSlots()) - this.roster.creating;
     while (wanted-- > 0 && this.roster.footprint < this.capacity) this.open();
   }
 
@@ -264,7 +270,7 @@ export class BackendPool<C> {
 
   private ensureMinIdle(): void {
     const roster = this.roster;
-    while (this.phase === 'open' && roster.idle.length + roster.counts.creating < this.sizing.minIdle && roster.footprint < this.capacity) {
+    while (this.phase === 'open' && roster.idle.length + roster.creating < this.sizing.minIdle && roster.footprint < this.capacity) {
       this.open();
     }
   }
@@ -272,7 +278,8 @@ export class BackendPool<C> {
   /** Starts factory.create under the connect timeout; the result goes to the next waiter or idle. */
   private open(): void {
     const factory = this.factory;
-    const conn = new PooledConnection<C>(this.backend, factory, this.generation, clock());
+    this.now = clock();
+    const conn = new PooledConnection<C>(this.backend, factory, this.generation, this.now);
     this.roster.enroll(conn);
     const connecting = new AbortController();
     conn.connecting = connecting;
@@ -313,7 +320,7 @@ export class BackendPool<C> {
     this.counters.creates++;
     if (this.phase !== 'open') this.roster.close(conn, 'creating', 'pool-closed');
     else if (conn.generation !== this.generation) this.roster.close(conn, 'creating', this.retireReason);
-    else this.roster.park(conn, 'creating', 'connected', clock());
+    else this.roster.park(conn, 'creating', 'connected', (this.now = clock()));
     this.reconcile();
   }
 
@@ -335,13 +342,13 @@ export class BackendPool<C> {
     if (this.phase !== 'open') return 'pool-closed';
     if (!this.roster.alive(conn)) return 'dead';
     if (this.roster.footprint > this.capacity) return 'surplus';
-    if (this.sizing.maxLifetimeMs > 0 && clock() - conn.createdAt >= this.sizing.maxLifetimeMs) return 'max-lifetime';
+    if (this.sizing.maxLifetimeMs > 0 && this.now - conn.createdAt >= this.sizing.maxLifetimeMs) return 'max-lifetime';
     return undefined;
   }
 
   private startReset(conn: PooledConnection<C>): void {
     this.roster.move(conn, 'in_use', 'resetting', 'released');
-    conn.resetStartedAt = clock();
+    conn.resetStartedAt = this.now;
     let reset: Promise<void>;
     try {
       reset = (conn.factory.reset as (c: C) => Promise<void>).call(conn.factory, conn.raw as C);
@@ -357,7 +364,7 @@ export class BackendPool<C> {
     else if (conn.state !== 'resetting') return; // closed by the reset timeout or a drain deadline
     else if (this.phase !== 'open') this.roster.close(conn, 'resetting', 'pool-closed');
     else if (this.roster.footprint > this.capacity) this.roster.close(conn, 'resetting', 'surplus');
-    else this.roster.park(conn, 'resetting', 'reset', clock());
+    else this.roster.park(conn, 'resetting', 'reset', this.now);
     this.reconcile();
   }
 
@@ -408,7 +415,7 @@ export class BackendPool<C> {
 
   /** The one periodic pass: stuck resets, dead/old/long-idle connections, then minIdle. */
   private sweep(): void {
-    const now = clock();
+    const now = (this.now = clock());
     this.roster.closeStuckResets(now, this.sizing.resetTimeoutMs);
     const { idleTimeoutMs, maxLifetimeMs, minIdle } = this.sizing;
     this.roster.sweepIdle({ now, idleTimeoutMs, maxLifetimeMs, minIdle });

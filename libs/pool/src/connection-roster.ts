@@ -17,7 +17,10 @@ export class ConnectionRoster<C> {
   readonly all = new Set<PooledConnection<C>>();
   /** Idle connections; the top (end) was used last, the bottom has been idle longest. */
   readonly idle: PooledConnection<C>[] = [];
-  readonly counts: Record<ConnectionState, number> = { creating: 0, idle: 0, in_use: 0, resetting: 0, retiring: 0, closed: 0 };
+  /** Connections in the states that idle.length and the slot counts do not already tell. */
+  creating = 0;
+  resetting = 0;
+  retiring = 0;
   busyOrdinary = 0;
   busyReserved = 0;
   /** factory.destroy promises not settled yet: those connections may still be open server-side. */
@@ -43,14 +46,14 @@ export class ConnectionRoster<C> {
 
   enroll(conn: PooledConnection<C>): void {
     this.all.add(conn);
-    this.counts.creating++;
+    this.creating++;
   }
 
   /** Moves a connection between live states, keeping the counts and freeing its slot when it goes idle. */
   move(conn: PooledConnection<C>, from: ConnectionState, to: ConnectionState, reason: string): void {
     transition(conn, from, to, reason);
-    this.counts[from]--;
-    if (to !== 'closed') this.counts[to]++;
+    this.count(from, -1);
+    this.count(to, 1);
     if (to === 'idle' || to === 'closed') this.vacate(conn);
   }
 
@@ -158,7 +161,7 @@ export class ConnectionRoster<C> {
 
   /** Closes connections whose reset has run longer than `timeoutMs`, counting reset failures. */
   closeStuckResets(now: number, timeoutMs: number): void {
-    if (this.counts.resetting === 0 && this.counts.retiring === 0) return;
+    if (this.resetting === 0 && this.retiring === 0) return;
     for (const conn of this.all) {
       if (conn.resetStartedAt === undefined || now - conn.resetStartedAt < timeoutMs) continue;
       if (conn.state !== 'resetting' && conn.state !== 'retiring') continue;
@@ -173,6 +176,12 @@ export class ConnectionRoster<C> {
     if (!this.alive(conn)) return 'dead';
     if (sweep.maxLifetimeMs > 0 && sweep.now - conn.createdAt >= sweep.maxLifetimeMs) return 'max-lifetime';
     return undefined;
+  }
+
+  private count(state: ConnectionState, delta: number): void {
+    if (state === 'creating') this.creating += delta;
+    else if (state === 'resetting') this.resetting += delta;
+    else if (state === 'retiring') this.retiring += delta;
   }
 
   private vacate(conn: PooledConnection<C>): void {

@@ -58,7 +58,7 @@ describe('idle timeout', () => {
 
 describe('maximum lifetime', () => {
   it('closes a connection on release once it is older than maxLifetimeMs', async () => {
-    const { pool, factory } = track(fakePool({ max: 1, maxLifetimeMs: 1_000, sweepIntervalMs: 10_000 }));
+    const { pool, factory } = track(fakePool({ max: 1, maxLifetimeMs: 1_000, sweepIntervalMs: 100 }));
     const lease = await pool.acquire();
     await jest.advanceTimersByTimeAsync(1_000);
     pool.release(lease, { reusable: true });
@@ -75,13 +75,19 @@ describe('maximum lifetime', () => {
     expect(factory.destroyReasons()).toEqual(['max-lifetime', 'max-lifetime']);
   });
 
-  it('checks the lifetime when lending, between sweeps', async () => {
-    const { pool, factory } = track(fakePool({ max: 1, maxLifetimeMs: 1_000, sweepIntervalMs: 60_000 }));
+  it('reads ages from a clock cached between sweeps and connection opens, not per query', async () => {
+    const { pool, factory } = track(fakePool({ max: 2, maxLifetimeMs: 1_000, sweepIntervalMs: 60_000 }));
     await warm(pool, 1);
     await jest.advanceTimersByTimeAsync(1_000);
-    const lease = await pool.acquire();
-    expect(lease.connection.serial).toBe(2);
+    // No sweep yet: the cached time still says the idle connection is new, so it is lent.
+    const old = await pool.acquire();
+    expect(old.connection.serial).toBe(1);
+    // Opening a second connection reads the clock; the old one is then past its lifetime on release.
+    const fresh = await pool.acquire();
+    expect(fresh.connection.serial).toBe(2);
+    pool.release(old, { reusable: true });
     expect(factory.destroyReasons()).toEqual(['max-lifetime']);
+    pool.release(fresh, { reusable: true });
   });
 });
 

@@ -10,14 +10,6 @@ import type { ConnectionFactory } from './types';
  */
 export type ConnectionState = 'creating' | 'idle' | 'in_use' | 'resetting' | 'retiring' | 'closed';
 
-const LEGAL: Readonly<Record<ConnectionState, readonly ConnectionState[]>> = {
-  creating: ['idle', 'closed'],
-  idle: ['in_use', 'closed'],
-  in_use: ['resetting', 'idle', 'retiring', 'closed'],
-  resetting: ['idle', 'retiring', 'closed'],
-  retiring: ['closed'],
-  closed: [],
-};
 
 /** Which capacity a lent connection counts against, until it is idle or closed again. */
 export type Slot = 'ordinary' | 'reserved';
@@ -76,7 +68,7 @@ function noop(): void {}
  * connection is where the caller thinks it is, then publishes it for libs/observability.
  */
 export function transition<C>(conn: PooledConnection<C>, from: ConnectionState, to: ConnectionState, reason: string): void {
-  if (conn.state !== from || !LEGAL[from].includes(to)) {
+  if (conn.state !== from || !isLegalTransition(from, to)) {
     throw PoolErrors.illegalTransition(conn.pool, conn.id, conn.state, to, `expected ${from}: ${reason}`);
   }
   conn.state = to;
@@ -86,7 +78,20 @@ export function transition<C>(conn: PooledConnection<C>, from: ConnectionState, 
   }
 }
 
-/** Whether `from → to` is a move of the state machine (for documentation tests). */
+/** Whether `from → to` is a move of the state machine (a switch: this runs on every acquire and release). */
 export function isLegalTransition(from: ConnectionState, to: ConnectionState): boolean {
-  return LEGAL[from].includes(to);
+  switch (from) {
+    case 'creating':
+      return to === 'idle' || to === 'closed';
+    case 'idle':
+      return to === 'in_use' || to === 'closed';
+    case 'in_use':
+      return to === 'resetting' || to === 'idle' || to === 'retiring' || to === 'closed';
+    case 'resetting':
+      return to === 'idle' || to === 'retiring' || to === 'closed';
+    case 'retiring':
+      return to === 'closed';
+    default:
+      return false;
+  }
 }
