@@ -39,7 +39,7 @@ export interface TopologyClientOptions {
   readonly staleAfterMs?: number;
   /** Readiness is reported here as component `topology` whenever it changes. */
   readonly readiness?: ReadinessSink;
-  /** Deadline of a refresh request (default 2000 ms). */
+  /** Deadline of a refresh request (default: one health check timeout plus a second, at least 2 s). */
   readonly refreshTimeoutMs?: number;
   /** How long start() waits for the KV's last snapshot (default bus.connect_timeout_seconds). */
   readonly startTimeoutMs?: number;
@@ -158,7 +158,7 @@ export class TopologyClient {
     const request = { protocol, reason, requestedBy: instanceId, knownGeneration: this.view.generation, ...detail };
     let reply: TopologySnapshot;
     try {
-      reply = await requestMessage(bus, Subjects.topologyRefresh, { protocol }, request, { timeoutMs: this.opts.refreshTimeoutMs ?? 2000 });
+      reply = await requestMessage(bus, Subjects.topologyRefresh, { protocol }, request, { timeoutMs: this.refreshTimeoutMs() });
     } catch {
       return false;
     }
@@ -214,6 +214,11 @@ export class TopologyClient {
     const last = this.health.get(backend.name);
     const detail = last && !last.up && last.error ? `: ${last.error}` : '';
     return `shard ${shard} primary ${backend.name} (${backend.address}) is down${detail}`;
+  }
+
+  /** The service answers after a check round, which takes up to one health check timeout. */
+  private refreshTimeoutMs(): number {
+    return this.opts.refreshTimeoutMs ?? Math.max(2000, (this.opts.config.current().config.health.timeout_seconds + 1) * 1000);
   }
 
   private staleAfterMs(): number {
