@@ -216,6 +216,14 @@ describe('acquire deadline and waiter bound', () => {
     await waiting;
   });
 
+  it('rejects an invalid per-acquire deadline', async () => {
+    const { pool } = track(fakePool({ max: 1 }));
+    await pool.acquire();
+    await expect(pool.acquire({ timeoutMs: Number.NaN })).rejects.toMatchObject({ code: 'DBP_ERR_POOL_INVALID_OPTIONS' });
+    await expect(pool.acquire({ timeoutMs: -1 })).rejects.toMatchObject({ code: 'DBP_ERR_POOL_INVALID_OPTIONS' });
+    expect(pool.stats().waiters).toBe(0);
+  });
+
   it('refuses at once beyond maxWaiters', async () => {
     const { pool } = track(fakePool({ max: 1, maxWaiters: 2 }));
     await pool.acquire();

@@ -99,6 +99,9 @@ export class BackendPool<C> {
     const lease = this.leaseIdle(reserved);
     if (lease !== undefined) return Promise.resolve(lease);
     const timeoutMs = options.timeoutMs ?? this.sizing.acquireTimeoutMs;
+    if (!(timeoutMs >= 0 && Number.isFinite(timeoutMs))) {
+      return Promise.reject(PoolErrors.invalidOptions(this.backend, `acquire timeoutMs must be a number of ms >= 0, got ${timeoutMs}`));
+    }
     const granted = this.waiters.wait(reserved, timeoutMs, signal, this.sizing.maxWaiters);
     this.dispatch();
     return granted;
