@@ -22,14 +22,25 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'validate':
       process.exitCode = validateCommand(command.configPath, out, err);
       return;
-    case 'start': {
-      const resolved = resolveServices(command.services);
+    case 'start':
+    case 'worker': {
+      const names = command.kind === 'start' ? command.services : [command.service];
+      const resolved = resolveServices(names);
       if (!resolved.ok) {
         err(`dbproxy: unknown service(s) ${resolved.unknown.join(', ')}; this build has ${SERVICES.map((s) => s.name).join(', ')}`);
         process.exitCode = 2;
         return;
       }
-      await runMain({ services: resolved.services, allInOne: command.services.length === 0, configPath: command.configPath, version: VERSION, report: err });
+      const { configPath } = command;
+      await runMain({
+        services: resolved.services,
+        allInOne: command.kind === 'start' && names.length === 0,
+        worker: command.kind === 'worker',
+        workerLauncher: { modulePath: __filename, args: (service) => ['worker', service, '--config', configPath] },
+        configPath,
+        version: VERSION,
+        report: err,
+      });
     }
   }
 }

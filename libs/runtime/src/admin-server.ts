@@ -1,12 +1,11 @@
 // Admin HTTP for every service: /healthz, /readyz (503 with reasons), /metrics, plus routes
 // services add (e.g. GET /postgres/backends).
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
-import type { MetricsRegistry } from '@dbproxy/observability';
 import type { Readiness } from './readiness';
 
 export interface AdminServerOptions {
   readonly readiness: Readiness;
-  readonly metrics: MetricsRegistry;
+  readonly metricsText: () => Promise<{ contentType: string; body: string }>;
   readonly requestTimeoutMs: number;
   readonly routes: readonly RouteOptions[];
 }
@@ -19,7 +18,7 @@ export function buildAdminServer(opts: AdminServerOptions): FastifyInstance {
     return reply.code(report.ready ? 200 : 503).send(report);
   });
   app.get('/metrics', async (_req, reply) => {
-    const { contentType, body } = await opts.metrics.exposition();
+    const { contentType, body } = await opts.metricsText();
     return reply.type(contentType).send(body);
   });
   for (const route of opts.routes) app.route(route);

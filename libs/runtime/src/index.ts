@@ -5,5 +5,6 @@ export { runMain, type MainOptions } from './main';
 export { Readiness, type ComponentStatus, type ComponentState, type ReadinessReport } from './readiness';
 export { ConfigFollower, documentHash, type ConfigSource, type ConfigListener } from './config-follower';
 export { splitListen } from './admin-server';
+export type { WorkerLauncher } from './workers/worker-group';
 export { ServiceListeners, type ListenerSpec, type BoundListener, type RejectReason } from './listeners';
 export type { ServiceDefinition, ServiceContext, RunningService, ServiceName, AdminKey, EdgeStatus, ServiceReadiness } from './service';

@@ -40,7 +40,7 @@ describe('ServiceListeners', () => {
     expect(listeners.activeConnections()).toBe(0);
     const body = (await metrics.exposition()).body;
     expect(body).toContain('dbproxy_connections_rejected_total{service="test-edge",listener="read_write",reason="max_connections"} 1');
-    await listeners.stopAccepting();
+    listeners.stopAccepting();
     await expect(readAll(port)).rejects.toThrow(/ECONNREFUSED/);
   });
 });

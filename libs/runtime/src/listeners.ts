@@ -4,6 +4,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger, MetricsRegistry } from '@dbproxy/observability';
 import { splitListen } from './admin-server';
+import type { WorkerEndpoint } from './workers/worker-endpoint';
+import type { WorkerGroup } from './workers/worker-group';
 
 export type RejectReason = 'max_connections' | 'draining';
 
@@ -26,11 +28,17 @@ export interface BoundListener {
   readonly address: string;
 }
 
-/** All listeners of one service and the connections they admitted. */
+/**
+ * All listeners of one service and the connections they admitted. In a single process it binds
+ * and serves; as the primary of worker processes it binds, admits and hands sockets to the
+ * least-loaded worker; in a worker it only registers the handler for sockets handed to it.
+ */
 export class ServiceListeners {
   private readonly servers: Server[] = [];
   private active = 0;
   private draining = false;
+  private workers: WorkerGroup | undefined;
+  private endpoint: WorkerEndpoint | undefined;
 
   constructor(
     private readonly service: string,
@@ -38,30 +46,52 @@ export class ServiceListeners {
     private readonly metrics: MetricsRegistry,
   ) {}
 
+  /** Primary of worker processes: admitted sockets go to `group`. */
+  dispatchTo(group: WorkerGroup): void {
+    this.workers = group;
+  }
+
+  /** Inside a worker: sockets arrive from the primary through `endpoint`. */
+  receiveFrom(endpoint: WorkerEndpoint): void {
+    this.endpoint = endpoint;
+  }
+
+  /** A worker reported `count` of the connections it was handed as closed. */
+  released(count: number): void {
+    this.active -= count;
+  }
+
   /** Connections admitted and still open, across this service's listeners. */
   activeConnections(): number {
-    return this.active;
+    return this.endpoint ? this.endpoint.activeConnections() : this.active;
   }
 
   async listen(spec: ListenerSpec): Promise<BoundListener> {
+    if (this.endpoint) {
+      this.endpoint.handle(spec.name, (socket, listener) => spec.onConnection(socket, listener));
+      return { name: spec.name, address: spec.address };
+    }
     const accepted = this.metrics.counter({ name: 'dbproxy_connections_accepted_total', help: 'Client connections admitted', labelNames: ['service', 'listener'] });
     const rejected = this.metrics.counter({ name: 'dbproxy_connections_rejected_total', help: 'Client connections refused at admission', labelNames: ['service', 'listener', 'reason'] });
-    this.metrics.gauge({
-      name: 'dbproxy_connections_active',
-      help: 'Client connections open',
-      labelNames: ['service'],
-      collect: () => undefined,
-    });
-    const server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 }, (socket) => {
+    const server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000, pauseOnConnect: this.workers !== undefined }, (socket) => {
       const reason: RejectReason | undefined = this.draining ? 'draining' : this.active >= spec.maxConnections() ? 'max_connections' : undefined;
       if (reason) {
         rejected.inc({ service: this.service, listener: spec.name, reason });
         socket.on('error', () => undefined);
+        if (this.workers) socket.resume();
         spec.reject(socket, reason);
         return;
       }
       this.active++;
       accepted.inc({ service: this.service, listener: spec.name });
+      if (this.workers) {
+        if (!this.workers.dispatch(socket, spec.name)) {
+          this.active--;
+          socket.resume();
+          spec.reject(socket, 'draining');
+        }
+        return;
+      }
       socket.once('close', () => this.active--);
       spec.onConnection(socket, spec.name);
     });
@@ -81,10 +111,13 @@ export class ServiceListeners {
     return { name: spec.name, address };
   }
 
-  /** Stops accepting; open connections stay until the service closes them. */
-  async stopAccepting(): Promise<void> {
+  /**
+   * Stops accepting at once. Open connections stay until the service closes them (the server's
+   * close callback would wait for every one of them, so it is not awaited).
+   */
+  stopAccepting(): void {
     this.draining = true;
-    await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    for (const server of this.servers) server.close();
     this.servers.length = 0;
   }
 }

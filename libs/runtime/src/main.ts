@@ -31,17 +31,26 @@ export async function runMain(opts: MainOptions): Promise<Runtime | undefined> {
       opts.report(`second ${signal}: exiting without waiting for the drain`);
       process.exit(1);
     }
-    void runtime.stop(signal).then(
-      () => {
-        process.exitCode = 0;
-      },
-      (err: unknown) => {
-        opts.report(`shutdown failed: ${errorMessage(err)}`);
-        process.exitCode = 1;
-      },
-    );
+    void stopAndExit(runtime, signal, opts);
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // A worker whose primary went away has nobody to hand it connections: drain and leave.
+  if (opts.worker) process.once('disconnect', () => void stopAndExit(runtime, 'primary disconnected', opts));
   return runtime;
+}
+
+/** Drains, then exits: at once for a worker (its IPC channel would keep it alive), otherwise
+ * when the event loop empties, or after a short grace if something still holds it. */
+async function stopAndExit(runtime: Runtime, reason: string, opts: MainOptions): Promise<void> {
+  let code = 0;
+  try {
+    await runtime.stop(reason);
+  } catch (err) {
+    opts.report(`shutdown failed: ${errorMessage(err)}`);
+    code = 1;
+  }
+  process.exitCode = code;
+  if (opts.worker) process.exit(code);
+  setTimeout(() => process.exit(code), 2_000).unref();
 }

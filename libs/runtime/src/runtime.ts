@@ -1,7 +1,8 @@
 // The service lifecycle: load configuration, connect the bus, follow the configuration KV, start
 // services with telemetry and admin HTTP, and drain them on shutdown within a deadline.
 import { hostname } from 'node:os';
-import type { RouteOptions } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { createBus, type Bus } from '@dbproxy/bus';
 import { createSnapshot, loadConfigFile, processEnvironment, type ConfigIssue, type Environment } from '@dbproxy/config';
 import { createLogger, MetricsRegistry, observeLibraryChannels, startTracing, type Logger, type Tracing } from '@dbproxy/observability';
@@ -10,9 +11,11 @@ import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
 import { ConfigFollower } from './config-follower';
 import { startHeartbeats } from './heartbeat';
-import { ServiceListeners } from './listeners';
 import { Readiness } from './readiness';
-import type { RunningService, ServiceContext, ServiceDefinition } from './service';
+import type { RunningService, ServiceDefinition } from './service';
+import { ServiceHost, type HostShared } from './service-host';
+import { WorkerEndpoint } from './workers/worker-endpoint';
+import type { WorkerLauncher } from './workers/worker-group';
 
 export interface RuntimeOptions {
   readonly services: readonly ServiceDefinition[];
@@ -24,6 +27,19 @@ export interface RuntimeOptions {
   /** Overrides the admin listener chosen from [proxy.admin] (tests use port 0). */
   readonly adminListen?: string;
   readonly logDestination?: DestinationStream;
+  /** How to fork worker processes for services configured with several workers. */
+  readonly workerLauncher?: WorkerLauncher;
+  /** This process is a worker of an edge's primary: no admin HTTP or heartbeats; sockets arrive over IPC. */
+  readonly worker?: boolean;
+}
+
+/** This process's metrics, summed with every worker's (prom-client's cluster aggregation). */
+async function aggregatedMetrics(metrics: MetricsRegistry, hosts: readonly ServiceHost[]): Promise<{ contentType: string; body: string }> {
+  const groups = hosts.flatMap((h) => (h.workers ? [h.workers] : []));
+  if (groups.length === 0) return metrics.exposition();
+  const workers = (await Promise.all(groups.map((g) => g.gather('metrics')))).flat() as MetricObjectWithValues<MetricValue<string>>[][];
+  const registry = AggregatorRegistry.aggregate([await metrics.registry.getMetricsAsJSON(), ...workers]);
+  return { contentType: registry.contentType, body: await registry.metrics() };
 }
 
 export interface Runtime {
@@ -82,45 +98,48 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   await config.follow(bus, { author: `seed:${serviceLabel}@${instanceId}`, firstValueTimeoutMs: fileConfig.bus.connect_timeout_seconds * 1000 });
 
   const routes: RouteOptions[] = [];
-  const listeners: ServiceListeners[] = [];
-  const running: RunningService[] = [];
-  const started: ServiceDefinition[] = [];
+  const endpoint = opts.worker ? new WorkerEndpoint((deadline) => void stop(`drain requested by the primary (deadline ${new Date(deadline).toISOString()})`).then(() => process.exit(0))) : undefined;
+  const shared: HostShared = {
+    instanceId,
+    version: opts.version,
+    config,
+    local: fileConfig,
+    env,
+    bus,
+    logger,
+    metrics,
+    readiness,
+    routes,
+    tracer: (name) => tracing.tracer(name),
+    ...(endpoint ? { endpoint } : {}),
+    ...(opts.workerLauncher ? { launcher: opts.workerLauncher } : {}),
+  };
+  const hosts = opts.services.map((definition) => new ServiceHost(definition, shared));
   try {
-    for (const definition of opts.services) {
-      const serviceListeners = new ServiceListeners(definition.name, logger.child({ component: definition.name }), metrics);
-      listeners.push(serviceListeners);
-      const ctx: ServiceContext = {
-        name: definition.name,
-        instanceId,
-        version: opts.version,
-        config,
-        local: fileConfig,
-        env,
-        bus,
-        logger: logger.child({ component: definition.name }),
-        metrics,
-        tracer: tracing.tracer(definition.name),
-        readiness: { set: (component, status, reason) => readiness.set(`${definition.name}/${component}`, status, reason) },
-        addAdminRoute: (route) => routes.push(route),
-        listen: (spec) => serviceListeners.listen(spec),
-        activeConnections: () => serviceListeners.activeConnections(),
-      };
-      running.push(await definition.start(ctx));
-      started.push(definition);
-    }
+    for (const host of hosts) await host.start();
   } catch (err) {
     logger.error({ err: errorMessage(err) }, 'service failed to start');
-    await Promise.allSettled(running.map((s) => s.close()));
+    await Promise.allSettled(hosts.map((h) => h.workers?.drain(Date.now())));
+    await Promise.allSettled(hosts.map((h) => h.running?.close()));
     await bus.close();
     throw err;
   }
+  const running = hosts.map((h) => h.running as RunningService);
 
-  const admin = buildAdminServer({ readiness, metrics, requestTimeoutMs: fileConfig.proxy.admin.request_timeout_seconds * 1000, routes });
-  const listen = splitListen(adminListenFor(opts, fileConfig.proxy.admin));
-  const boundAddress = await admin.listen({ host: listen.host, port: listen.port });
-  const adminAddress = boundAddress.replace(/^https?:\/\//, '');
-  const stopHeartbeats = startHeartbeats({ bus, config, instanceId, version: opts.version, adminAddress, intervalMs: fileConfig.bus.heartbeat_interval_seconds * 1000, services: running });
-  logger.info({ services: started.map((s) => s.name), admin: adminAddress, epoch: config.current().epoch, bus: bus.kind }, 'dbproxy started');
+  let admin: FastifyInstance | undefined;
+  let adminAddress = '';
+  let stopHeartbeats = () => undefined as void;
+  if (endpoint) {
+    endpoint.provide('metrics', () => metrics.registry.getMetricsAsJSON());
+    endpoint.ready();
+  } else {
+    const metricsText = () => aggregatedMetrics(metrics, hosts);
+    admin = buildAdminServer({ readiness, metricsText, requestTimeoutMs: fileConfig.proxy.admin.request_timeout_seconds * 1000, routes });
+    const listen = splitListen(adminListenFor(opts, fileConfig.proxy.admin));
+    adminAddress = (await admin.listen({ host: listen.host, port: listen.port })).replace(/^https?:\/\//, '');
+    stopHeartbeats = startHeartbeats({ bus, config, instanceId, version: opts.version, adminAddress, intervalMs: fileConfig.bus.heartbeat_interval_seconds * 1000, services: running });
+  }
+  logger.info({ services: names, admin: adminAddress || undefined, worker: opts.worker === true, epoch: config.current().epoch, bus: bus.kind }, opts.worker ? 'worker started' : 'dbproxy started');
 
   let stopping: Promise<void> | undefined;
   const stop = (reason: string): Promise<void> => {
@@ -129,13 +148,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       readiness.set('shutdown', 'unready', `shutting down: ${reason}`);
       stopHeartbeats();
       const deadline = Date.now() + config.current().config.proxy.shutdown_timeout_seconds * 1000;
-      await Promise.allSettled(listeners.map((l) => l.stopAccepting()));
-      await Promise.allSettled(running.map((s) => s.drain?.(deadline)));
+      for (const host of hosts) host.listeners.stopAccepting();
+      await Promise.allSettled([...running.map((s) => s.drain?.(deadline)), ...hosts.map((h) => h.workers?.drain(deadline))]);
       const closed = await Promise.allSettled(running.map((s) => s.close()));
-      closed.forEach((r, i) => r.status === 'rejected' && logger.error({ service: started[i]?.name, err: errorMessage(r.reason) }, 'service failed to close'));
+      closed.forEach((r, i) => r.status === 'rejected' && logger.error({ service: names[i], err: errorMessage(r.reason) }, 'service failed to close'));
       config.stop();
       untrackBus();
-      await admin.close();
+      await admin?.close();
       await bus.close();
       await tracing.shutdown().catch(() => undefined);
       unobserve();

@@ -45,6 +45,10 @@ export interface ServiceContext {
   listen(spec: ListenerSpec): Promise<BoundListener>;
   /** Connections admitted by this service's listeners and still open. */
   activeConnections(): number;
+  /** Registers what this process answers for `topic` (e.g. pool figures for an admin route). */
+  provide(topic: string, provider: () => unknown): void;
+  /** The answers for `topic` from every process serving this service (its workers, or itself). */
+  gather(topic: string): Promise<unknown[]>;
 }
 
 export interface EdgeStatus {
@@ -64,5 +68,7 @@ export interface RunningService {
 export interface ServiceDefinition {
   readonly name: ServiceName;
   readonly adminKey: AdminKey;
+  /** Processes serving the service's connections (0 = one per CPU); absent = this process only. */
+  workers?(config: DeepReadonly<DbproxyConfig>): number;
   start(ctx: ServiceContext): Promise<RunningService>;
 }

@@ -3,6 +3,8 @@
 export type Command =
   | { kind: 'start'; services: string[]; configPath: string }
   | { kind: 'validate'; configPath: string }
+  /** Internal: a worker process of an edge, forked by its primary. */
+  | { kind: 'worker'; service: string; configPath: string }
   | { kind: 'help' }
   | { kind: 'error'; message: string };
 
@@ -31,6 +33,10 @@ export function parseArgs(argv: readonly string[]): Command {
   }
   if (configPath === undefined) return { kind: 'error', message: '--config FILE is required' };
   if (verb === 'start') return { kind: 'start', services: positional, configPath };
+  if (verb === 'worker') {
+    if (positional.length !== 1) return { kind: 'error', message: 'worker takes exactly one service' };
+    return { kind: 'worker', service: positional[0] as string, configPath };
+  }
   if (verb === 'validate') {
     if (positional.length > 0) return { kind: 'error', message: `validate takes no arguments besides --config (got ${positional.join(' ')})` };
     return { kind: 'validate', configPath };

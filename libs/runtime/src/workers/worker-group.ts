@@ -1,0 +1,140 @@
+// The primary side of worker processes: fork N workers for a service, hand each admitted socket
+// to the least-loaded one, gather figures from all of them, respawn a worker that dies, and
+// drain them on shutdown.
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import type { Logger } from '@dbproxy/observability';
+import { isWorkerMessage, type GatherRequest } from './messages';
+
+export interface WorkerLauncher {
+  /** Module forked for each worker (the dbproxy launcher). */
+  readonly modulePath: string;
+  /** Its arguments, e.g. `['worker', 'pg-edge', '--config', path]`. */
+  args(service: string): string[];
+}
+
+interface WorkerSlot {
+  child: ChildProcess;
+  connections: number;
+  ready: Promise<void>;
+}
+
+export class WorkerGroup {
+  private readonly slots: WorkerSlot[] = [];
+  private readonly pending = new Map<number, (value: { value?: unknown; error?: string }) => void>();
+  private nextId = 1;
+  private stopping = false;
+
+  constructor(
+    private readonly service: string,
+    private readonly count: number,
+    private readonly launcher: WorkerLauncher,
+    private readonly logger: Logger,
+    /** Called when a worker reports one of its connections closed, or dies with connections. */
+    private readonly onClosed: (connections: number) => void,
+  ) {}
+
+  /** Forks every worker and waits until each has started its service. */
+  async start(timeoutMs: number): Promise<void> {
+    for (let i = 0; i < this.count; i++) this.slots.push(this.spawn(i));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`${this.service} workers did not start within ${timeoutMs} ms`)), timeoutMs)));
+    try {
+      await Promise.race([Promise.all(this.slots.map((s) => s.ready)), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Hands the socket to the worker with the fewest open connections. */
+  dispatch(socket: Socket, listener: string): boolean {
+    let best: WorkerSlot | undefined;
+    for (const slot of this.slots) {
+      if (!slot.child.connected) continue;
+      if (!best || slot.connections < best.connections) best = slot;
+    }
+    if (!best) return false;
+    best.connections++;
+    best.child.send({ type: 'dbproxy:connection', listener }, socket, { keepOpen: false }, (err) => {
+      if (!err || !best) return;
+      best.connections--;
+      this.onClosed(1);
+      socket.destroy();
+    });
+    return true;
+  }
+
+  /** Asks every live worker for `topic` (e.g. `metrics`); failures and timeouts are left out. */
+  async gather(topic: string, timeoutMs = 2_000): Promise<unknown[]> {
+    const asks = this.slots.filter((s) => s.child.connected).map((slot) => this.ask(slot.child, topic, timeoutMs));
+    const answers = await Promise.all(asks);
+    return answers.filter((a) => a.error === undefined).map((a) => a.value);
+  }
+
+  /** Tells every worker to drain until `deadline`, waits for them to exit, kills stragglers. */
+  async drain(deadline: number): Promise<void> {
+    this.stopping = true;
+    const exits = this.slots.map(
+      (slot) =>
+        new Promise<void>((resolve) => {
+          if (slot.child.exitCode !== null || slot.child.signalCode !== null) return resolve();
+          slot.child.once('exit', () => resolve());
+          if (slot.child.connected) slot.child.send({ type: 'dbproxy:drain', deadline });
+        }),
+    );
+    const grace = Math.max(0, deadline - Date.now()) + 3_000;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(exits), new Promise<void>((r) => (timer = setTimeout(r, grace)))]);
+    clearTimeout(timer);
+    for (const slot of this.slots) if (slot.child.exitCode === null && slot.child.signalCode === null) slot.child.kill('SIGKILL');
+  }
+
+  private ask(child: ChildProcess, topic: string, timeoutMs: number): Promise<{ value?: unknown; error?: string }> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        resolve({ error: 'timeout' });
+      }, timeoutMs);
+      this.pending.set(id, (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
+      const request: GatherRequest = { type: 'dbproxy:gather', id, topic };
+      child.send(request, (err) => err && this.pending.get(id)?.({ error: err.message }));
+    });
+  }
+
+  private spawn(index: number): WorkerSlot {
+    const child = fork(this.launcher.modulePath, this.launcher.args(this.service), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    let markReady: () => void = () => undefined;
+    const slot: WorkerSlot = { child, connections: 0, ready: new Promise<void>((r) => (markReady = r)) };
+    child.on('message', (message) => {
+      if (!isWorkerMessage(message)) return;
+      if (message.type === 'dbproxy:worker-ready') markReady();
+      else if (message.type === 'dbproxy:closed') {
+        slot.connections--;
+        this.onClosed(1);
+      } else if (message.type === 'dbproxy:gathered') {
+        const settle = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        settle?.(message.error === undefined ? { value: message.value } : { error: message.error });
+      }
+    });
+    child.once('exit', (code, signal) => {
+      if (slot.connections > 0) this.onClosed(slot.connections);
+      slot.connections = 0;
+      if (this.stopping) return;
+      this.logger.error({ service: this.service, worker: index, code, signal }, 'worker exited; starting a new one');
+      const replacement = setTimeout(() => {
+        if (!this.stopping) this.slots[index] = this.spawn(index);
+      }, 1_000);
+      replacement.unref();
+    });
+    return slot;
+  }
+}
