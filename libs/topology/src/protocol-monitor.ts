@@ -129,15 +129,16 @@ export class ProtocolMonitor {
     return [...this.configured, ...(this.cluster?.targets() ?? [])];
   }
 
-  /** Runs `task` every `seconds()` (re-read each time) after the previous run finished. */
-  private every(seconds: () => number, task: () => Promise<void>): void {
+  /** Runs `task` every `seconds()` (re-read each time) from the start of the previous run, never two at once. */
+  private every(seconds: () => number, task: () => Promise<void>, delayMs = seconds() * 1000): void {
     if (this.stopped) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
+      const started = Date.now();
       task()
         .catch((err) => this.ctx.logger.warn({ protocol: this.ctx.protocol, err: errorMessage(err) }, 'topology task failed'))
-        .finally(() => this.every(seconds, task));
-    }, seconds() * 1000);
+        .finally(() => this.every(seconds, task, Math.max(0, seconds() * 1000 - (Date.now() - started))));
+    }, delayMs);
     this.timers.add(timer);
   }
 

@@ -41,8 +41,13 @@ export abstract class MonitorConnection<C> implements BackendProbe {
     this.drop();
   }
 
-  /** Ends the current connection (for instance on an 'error' event); the next check reconnects. */
-  protected drop(): void {
+  /** A connection reported an error or closed: drop it if it is still the current one. */
+  protected lost(connection: C): void {
+    if (this.connection === connection) this.drop();
+  }
+
+  /** Ends the current connection; the next check reconnects. */
+  private drop(): void {
     this.incarnation++;
     const connection = this.connection;
     this.connection = undefined;

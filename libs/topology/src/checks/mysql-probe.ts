@@ -80,10 +80,16 @@ export class MysqlProbe extends MonitorConnection<MysqlConnection> {
       connectAttributes: { program_name: 'dbproxy-topology' },
       ...(ssl ? { ssl: { ...ssl } } : {}),
     });
-    connection.on('error', () => this.drop());
-    const [rows] = await connection.query<RowDataPacket[]>('SELECT VERSION() AS version');
-    const flavor: Flavor = String(rows[0]?.['version'] ?? '').includes('MariaDB') ? 'mariadb' : 'mysql';
-    return { connection, flavor };
+    let opened: MysqlConnection | undefined;
+    connection.on('error', () => opened && this.lost(opened));
+    try {
+      const [rows] = await connection.query<RowDataPacket[]>('SELECT VERSION() AS version');
+      opened = { connection, flavor: String(rows[0]?.['version'] ?? '').includes('MariaDB') ? 'mariadb' : 'mysql' };
+    } catch (err) {
+      connection.destroy();
+      throw err;
+    }
+    return opened;
   }
 
   protected destroy(c: MysqlConnection): void {

@@ -63,7 +63,7 @@ export class PostgresProbe extends MonitorConnection<Client> {
       connectionTimeoutMillis: timeoutMs,
       ...(ssl ? { ssl: { ...ssl } } : {}),
     });
-    client.on('error', () => this.drop());
+    client.on('error', () => this.lost(client));
     try {
       await client.connect();
     } catch (err) {

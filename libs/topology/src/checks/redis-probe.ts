@@ -61,7 +61,7 @@ export class RedisProbe extends MonitorConnection<Redis> {
       enableReadyCheck: false,
       autoResubscribe: false,
     });
-    redis.on('error', () => this.drop());
+    redis.on('error', () => this.lost(redis));
     try {
       await redis.connect();
     } catch (err) {
