@@ -1,7 +1,8 @@
 // topology on a real MariaDB primary + GTID replica, with the service and an edge-side client in
 // separate processes on a real nats-server: down/up, lag, blue/green actions, readiness, fail static.
 import { createConnection, type Connection } from 'mysql2/promise';
-import { createBus, publishMessage, Subjects, type BgdAction, type Bus } from '@dbproxy/bus';
+import { createBus, KvRecords, openRecords, publishMessage, Subjects, type BgdAction, type Bus } from '@dbproxy/bus';
+import { documentHash } from '@dbproxy/runtime';
 import { startMariaDb, startNats, tmpDir, waitFor, type MariaDbServer, type NatsServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
 import type { TopologyView } from '@dbproxy/topology-client';
 import { baseToml, freePort, INTERVAL_SECONDS, startEdgeProbe, startTopology, waitForBackend, writeConfig, type EdgeProbe, type TopologyProcess } from './support';
@@ -155,6 +156,22 @@ max_replica_lag_seconds = 2
 
     await db.primary.start();
     await waitFor(async () => (await edge.readyz()).status === 200, { timeoutMs: 15_000, description: '/readyz 200 again' });
+  });
+
+  it('follows a new configuration epoch: a removed backend leaves the snapshot, and comes back with the next', async () => {
+    const { client } = edge;
+    const configs = await openRecords(bus, KvRecords.config);
+    const current = await configs.get({});
+    const document = current?.value?.config as { mysql_backends: Record<string, unknown>[] };
+    const publish = async (doc: Record<string, unknown>) => {
+      const epoch = await configs.put({}, { config: doc, hash: documentHash(doc), author: 'test', appliedAt: new Date().toISOString() });
+      await waitFor(() => client.current().epoch === epoch, { timeoutMs: 15_000, description: `a snapshot of epoch ${epoch}` });
+    };
+    await publish({ ...document, mysql_backends: document.mysql_backends.filter((b) => b['name'] !== 'db-replica') });
+    expect(client.backend('db-replica')).toBeUndefined();
+    expect(client.usable('default', 'replica')).toEqual([]);
+    await publish(document);
+    await waitForBackend(client, 'db-replica', (b) => b.healthy && !b.lagging);
   });
 
   it('keeps serving the last snapshot, degraded, when topology dies, and follows a restarted topology', async () => {

@@ -76,6 +76,18 @@ max_replica_lag_seconds = 2
     await waitForBackend(edge.client, 'r-replica', (b) => b.healthy && !b.lagging);
   });
 
+  it('marks a hung replica (SIGSTOP) down through check timeouts, and up again after SIGCONT', async () => {
+    const replica = redis.replicas[0] as RedisServer;
+    process.kill(replica.pid as number, 'SIGSTOP');
+    try {
+      await waitForBackend(edge.client, 'r-replica', (b) => !b.healthy);
+      expect(edge.client.lastHealth('r-replica')?.error).toMatch(/timed out after 800 ms/);
+    } finally {
+      process.kill(replica.pid as number, 'SIGCONT');
+    }
+    await waitForBackend(edge.client, 'r-replica', (b) => b.healthy && !b.lagging);
+  });
+
   it('marks a replica that stopped replicating (REPLICAOF NO ONE) lagging, and clears it when it replicates again', async () => {
     const replica = redis.replicas[0] as RedisServer;
     await command(replica, 'REPLICAOF', 'NO', 'ONE');
