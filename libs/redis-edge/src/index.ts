@@ -1,0 +1,2 @@
+// Public entry point of redis-edge.
+export {};
