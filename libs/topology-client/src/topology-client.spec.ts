@@ -1,3 +1,4 @@
+// TopologyClient on the embedded bus: generations, KV catch-up, readiness and its reasons, staleness, refresh requests.
 import { createBus, EmbeddedBroker, KvRecords, openRecords, publishMessage, serveMessages, Subjects, type Bus, type TopologySnapshot } from '@dbproxy/bus';
 import { createSnapshot, validateDocument } from '@dbproxy/config';
 import type { ConfigSource } from '@dbproxy/runtime';

@@ -1,3 +1,4 @@
+// TopologyView: usable backends per shard and role, connect addresses, primaries down, slot owners.
 import type { TopologyBackend, TopologySnapshot } from '@dbproxy/bus';
 import { pinnedAddress, TopologyView } from './topology-view';
 

@@ -1,3 +1,4 @@
+// CoalescedTask: shared runs, no overlap, debounce spacing, stop.
 import { CoalescedTask } from './coalesced-task';
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,3 +1,4 @@
+// Reading replication status: GTID counts, MySQL/MariaDB status rows, PostgreSQL LSNs and standby state, Redis INFO.
 import { mariadbProgress, mysqlProgress, replicaFromStatus } from './mysql-probe';
 import { lsnToBigInt, standbyObservation } from './postgres-probe';
 import { parseInfo, replicaFromInfo } from './redis-probe';

@@ -1,3 +1,4 @@
+// Redis Cluster slot maps from CLUSTER SHARDS and CLUSTER SLOTS replies.
 import { parseClusterShards, parseClusterSlots } from './slot-map';
 
 // Replies as Redis 7.0 sends them (RESP2, via ioredis), with a replica added to the first shard.

@@ -1,3 +1,4 @@
+// Up/down hysteresis, state-transition events and the lag policy.
 import { channel } from 'node:diagnostics_channel';
 import { Channels } from '@dbproxy/util';
 import { failedCheck, type CheckResult, type ReplicaObservation } from '../checks/types';

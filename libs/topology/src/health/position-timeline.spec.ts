@@ -1,3 +1,4 @@
+// PositionTimeline: lag of a replica from when the primary was first seen past its position.
 import { PositionTimeline } from './position-timeline';
 
 describe('PositionTimeline', () => {

@@ -1,3 +1,4 @@
+// Blue/green actions over the configured topology, and the shards a snapshot is built from.
 import type { BgdAction, TopologySnapshot } from '@dbproxy/bus';
 import { BackendHealth } from '../health/backend-health';
 import type { BackendTarget } from '../targets';

@@ -1,3 +1,4 @@
+// SnapshotPublisher on the embedded bus: change detection, growing generations, re-publish, KV copy.
 import { createBus, EmbeddedBroker, KvRecords, openRecords, subscribeMessages, Subjects, type Bus, type TopologyShard, type TopologySnapshot } from '@dbproxy/bus';
 import { waitFor } from '@dbproxy/testing';
 import { SnapshotPublisher, type PublishTrigger } from './snapshot-publisher';
