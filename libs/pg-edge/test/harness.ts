@@ -41,6 +41,8 @@ export async function startEdge(backends: readonly BackendSpec[], postgresToml: 
 connect_timeout_seconds = 1
 [telemetry]
 log_level = "warn"
+[proxy]
+shutdown_timeout_seconds = 3
 [proxy.admin]
 listen = "127.0.0.1:0"
 ${extraToml}

@@ -2,7 +2,7 @@
 // on pooled connections; BEGIN reserves one until the transaction ends, session state pins one for
 // life; a lost pinned connection poisons the session. One transition() per state change.
 import type { Socket } from 'node:net';
-import { encodeBackendMessages, FrontendCode, type Frame } from '@dbproxy/protocol-pg';
+import { BackendCode, encodeBackendMessages, FrontendCode, type Frame } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
 import type { SqlRoute } from '@dbproxy/sql';
 import { errorMessage } from '@dbproxy/util';
@@ -67,7 +67,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     onClosed: (err) => this.close(err ? `client error: ${err.message}` : 'client closed'),
   };
   private readonly backendSide: BackendConsumer = {
-    onFrame: (frame) => this.relay.onFrame(frame),
+    onFrame: (frame) => (this.machine.is('running') ? this.relay.onFrame(frame) : this.whileHeldIdle(frame)),
     onChunkEnd: () => this.flushClient(),
     onLost: (err) => this.onBackendLost(err),
   };
@@ -339,6 +339,15 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
     this.flushClient();
     this.pump();
+  }
+
+  /** A held connection speaks while no unit runs: notifications and notices go through; a FATAL ends the session. */
+  private whileHeldIdle(frame: Frame): void {
+    if (frame.code === BackendCode.NotificationResponse || frame.code === BackendCode.NoticeResponse || frame.code === BackendCode.ParameterStatus) {
+      this.relay.out.add(frame.bytes);
+      return;
+    }
+    this.onBackendLost(PgEdgeErrors.protocol(`backend sent ${String.fromCharCode(frame.code)} outside a query`));
   }
 
   private onBackendLost(err: Error): void {

@@ -1,0 +1,242 @@
+// Transaction mode end to end (spec 003): frontend SCRAM/md5, pooled SCRAM-authenticated backend
+// connections, simple and extended protocol, routing and pinning, limits, cancel, poisoning.
+import { Client } from 'pg';
+import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
+import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
+import { startEdge, type EdgeHarness } from './harness';
+import { cancelRequest } from './raw-client';
+
+jest.setTimeout(90_000);
+
+let pg: ReplicatedServers<PostgresServer>;
+let edge: EdgeHarness;
+const backend = `username = "${POOL_USER}"\npassword = "${POOL_PASSWORD}"\ndatabase = "postgres"`;
+
+export const connect = async (port: number, user = 'app', password = 'app-secret', extra: Record<string, unknown> = {}) => {
+  const c = new Client({ host: '127.0.0.1', port, user, password, database: 'postgres', ...extra });
+  await c.connect();
+  return c;
+};
+
+beforeAll(async () => {
+  pg = await startPostgres({ replicas: 1 });
+  await requirePoolPassword(pg);
+  edge = await startEdge(
+    [
+      { name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra: backend },
+      { name: 'replica', host: pg.replicas[0].host, port: pg.replicas[0].port, role: 'replica', extra: backend },
+    ],
+    `routing_mode = "transaction"
+pool_max_per_backend = 10
+max_result_rows = 1000
+max_result_bytes = 1000000
+query_timeout_seconds = 3
+read_after_write_seconds = 2`,
+    `[[users]]
+name = "app"
+password = "app-secret"
+[[users]]
+name = "legacy"
+password = "legacy-secret"
+postgres_auth_method = "md5"`,
+  );
+  const setup = new Client({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
+  await setup.connect();
+  await setup.query('CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL, note text)');
+  await setup.query("INSERT INTO accounts SELECT g, 1000, 'seed' FROM generate_series(1, 2000) g");
+  await setup.end();
+  await pg.waitForReplicaCatchUp();
+});
+
+afterAll(async () => {
+  await edge?.stop();
+  await pg?.destroy();
+});
+
+describe('frontend authentication against [[users]]', () => {
+  it('accepts SCRAM-SHA-256 and md5 users and answers like PostgreSQL', async () => {
+    for (const [user, password] of [['app', 'app-secret'], ['legacy', 'legacy-secret']]) {
+      const c = await connect(edge.rwPort, user, password);
+      expect((await c.query('SELECT current_user AS u')).rows[0].u).toBe(POOL_USER);
+      await c.end();
+    }
+  });
+
+  it.each([
+    ['a wrong password', 'app', 'nope'],
+    ['an unknown user', 'mallory', 'x'],
+  ])('refuses %s with 28P01', async (_what, user, password) => {
+    await expect(connect(edge.rwPort, user, password)).rejects.toMatchObject({ code: '28P01' });
+  });
+});
+
+describe('routing and pinning', () => {
+  it('sends reads to a replica and writes to the primary', async () => {
+    const c = await connect(edge.rwPort);
+    expect((await c.query("SELECT current_setting('transaction_read_only') AS ro")).rows[0].ro).toBe('on');
+    await c.query('UPDATE accounts SET note = $1 WHERE id = 1', ['written']);
+    await c.end();
+  });
+
+  it('reads its own write at once (read-after-write window) through the primary', async () => {
+    const c = await connect(edge.rwPort);
+    await c.query('INSERT INTO accounts VALUES (5001, 7, $1)', ['fresh']);
+    const row = (await c.query("SELECT note, current_setting('transaction_read_only') AS ro FROM accounts WHERE id = 5001")).rows[0];
+    expect(row).toEqual({ note: 'fresh', ro: 'off' });
+    await c.end();
+  });
+
+  it('keeps one primary connection from BEGIN to COMMIT', async () => {
+    const c = await connect(edge.rwPort);
+    await c.query('BEGIN');
+    const pids = new Set<number>();
+    for (let i = 0; i < 5; i++) pids.add((await c.query('SELECT pg_backend_pid() AS p, pg_is_in_recovery() AS ro')).rows[0].p);
+    await c.query('UPDATE accounts SET balance = balance - 1 WHERE id = 2');
+    await c.query('COMMIT');
+    expect(pids.size).toBe(1);
+    await c.end();
+  });
+
+  it('keeps the backend of a session that ran SET', async () => {
+    const c = await connect(edge.rwPort);
+    await c.query("SET application_name = 'pinned-by-set'");
+    const seen = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      const row = (await c.query('SELECT pg_backend_pid() AS p, current_setting($1) AS a', ['application_name'])).rows[0];
+      seen.add(`${row.p}/${row.a}`);
+    }
+    expect([...seen]).toHaveLength(1);
+    expect([...seen][0]).toMatch(/\/pinned-by-set$/);
+    await c.end();
+  });
+
+  it('refuses writes on the read-only listener with 25006', async () => {
+    const c = await connect(edge.roPort);
+    await expect(c.query('DELETE FROM accounts WHERE id = 3')).rejects.toMatchObject({ code: '25006' });
+    expect((await c.query('SELECT count(*)::int AS n FROM accounts WHERE id <= 10')).rows[0].n).toBe(10);
+    await c.end();
+  });
+});
+
+describe('prepared statements', () => {
+  it('re-prepares named statements on whichever pooled connection runs them', async () => {
+    const clients = await Promise.all(Array.from({ length: 12 }, () => connect(edge.rwPort)));
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(
+        clients.map(async (c, i) => {
+          const r = await c.query({ name: 'balance_of', text: 'SELECT balance, $2::text AS tag FROM accounts WHERE id = $1', values: [100 + i, `r${round}`] });
+          expect(r.rows).toEqual([{ balance: '1000', tag: `r${round}` }]);
+        }),
+      );
+    }
+    await Promise.all(clients.map((c) => c.end()));
+  });
+
+  it('reports an unknown statement name like PostgreSQL (26000) and keeps the session usable', async () => {
+    const c = await connect(edge.rwPort);
+    const r = await c.query({ name: 's1', text: 'SELECT $1::int AS v', values: [1] });
+    expect(r.rows).toEqual([{ v: 1 }]);
+    await c.query('DEALLOCATE ALL').catch(() => undefined);
+    expect((await c.query({ name: 's1', text: 'SELECT $1::int AS v', values: [2] })).rows).toEqual([{ v: 2 }]);
+    await c.end();
+  });
+});
+
+describe('limits and failures', () => {
+  it('fails a result over max_result_rows with a clear error, and the next query works', async () => {
+    const c = await connect(edge.rwPort);
+    await expect(c.query('SELECT g FROM generate_series(1, 5000) g')).rejects.toMatchObject({ code: '54000', message: expect.stringContaining('max_result_rows') });
+    expect((await c.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await c.end();
+  });
+
+  it('fails a result over max_result_bytes inside a transaction, aborting it', async () => {
+    const c = await connect(edge.rwPort);
+    await c.query('BEGIN');
+    await expect(c.query("SELECT repeat('x', 400000) FROM generate_series(1, 3)")).rejects.toMatchObject({ code: '54000' });
+    await expect(c.query('SELECT 1')).rejects.toMatchObject({ code: '25P02' });
+    await c.query('ROLLBACK');
+    expect((await c.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
+    await c.end();
+  });
+
+  it('fails closed on types outside the compatibility list, pointing to transparent mode', async () => {
+    const c = await connect(edge.rwPort);
+    await expect(c.query("SELECT '6d2f0b4e-8f4f-4d7e-9a43-0b5b4c4c1a11'::uuid")).rejects.toMatchObject({ code: '0A000', message: expect.stringContaining('transparent mode') });
+    await expect(c.query('COPY accounts TO STDOUT')).rejects.toMatchObject({ code: '0A000' });
+    await expect(c.query('SELECT 1; SELECT 2')).rejects.toMatchObject({ code: '0A000' });
+    expect((await c.query('SELECT 3 AS three')).rows).toEqual([{ three: 3 }]);
+    await c.end();
+  });
+
+  it('cancels an in-flight query and closes its pooled connection', async () => {
+    const c = await connect(edge.rwPort);
+    const before = ((await edge.backends()).backends.find((b) => b['name'] === 'replica')?.['transaction_pool'] ?? {}) as Record<string, number>;
+    const started = Date.now();
+    const sleeping = c.query('SELECT pg_sleep(30)').then(() => 'finished', (err: { code?: string }) => err.code);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const key = c as unknown as { processID: number; secretKey: number };
+    await cancelRequest(edge.rwPort, key.processID, key.secretKey);
+    expect(await sleeping).toBe('57014');
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect((await c.query('SELECT 4 AS four')).rows).toEqual([{ four: 4 }]);
+    await c.end();
+    const metrics = await edge.metrics();
+    expect(metrics).toMatch(/dbproxy_pg_cancel_requests_total\{[^}]*outcome="forwarded"[^}]*\} 1/);
+    expect(before['checkouts']).toBeDefined();
+  });
+
+  it('times a query out after query_timeout_seconds, closing the connection', async () => {
+    const c = await connect(edge.rwPort);
+    const started = Date.now();
+    await expect(c.query('SELECT pg_sleep(20)')).rejects.toMatchObject({ code: '57014', message: expect.stringContaining('query_timeout_seconds') });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect((await c.query('SELECT 5 AS five')).rows).toEqual([{ five: 5 }]);
+    await c.end();
+  });
+
+  it('poisons a pinned session whose backend is lost: it must reconnect', async () => {
+    const c = await connect(edge.rwPort);
+    c.on('error', () => undefined);
+    const failure = new Promise<{ code?: string; message: string }>((resolve) => c.once('error', resolve));
+    await c.query('SET statement_timeout = 0');
+    const pid = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+    const admin = new Client({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
+    await admin.connect();
+    await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+    await admin.end();
+    expect(await failure).toMatchObject({ code: '08006', message: expect.stringContaining('reconnect') });
+    await expect(c.query('SELECT 1')).rejects.toThrow();
+    const fresh = await connect(edge.rwPort);
+    expect((await fresh.query('SELECT 6 AS six')).rows).toEqual([{ six: 6 }]);
+    await fresh.end();
+  });
+});
+
+describe('under load', () => {
+  it('serves 200 concurrent clients over a pool of 10 with a mixed workload, without errors', async () => {
+    const clients = await Promise.all(Array.from({ length: 200 }, () => connect(edge.rwPort)));
+    await Promise.all(
+      clients.map(async (c, i) => {
+        const id = 1 + (i % 1000);
+        for (let k = 0; k < 5; k++) {
+          if (k % 5 === 1) {
+            await c.query('BEGIN');
+            await c.query('UPDATE accounts SET balance = balance + 1 WHERE id = $1', [id]);
+            await c.query('COMMIT');
+          } else if (k % 5 === 3) {
+            await c.query({ name: 'by_id', text: 'SELECT balance FROM accounts WHERE id = $1', values: [id] });
+          } else {
+            await c.query('SELECT count(*) FROM accounts WHERE id < $1', [id]);
+          }
+        }
+      }),
+    );
+    await Promise.all(clients.map((c) => c.end()));
+    const report = await edge.backends();
+    const pool = report.backends.find((b) => b['name'] === 'primary')?.['transaction_pool'] as Record<string, number>;
+    expect(pool.total).toBeLessThanOrEqual(10);
+    expect(pool.checkouts).toBeGreaterThan(200);
+    await waitFor(async () => (await edge.backends()).backends.every((b) => (b['transaction_pool'] as Record<string, number>).in_use === 0), { timeoutMs: 5000 });
+  });
+});
