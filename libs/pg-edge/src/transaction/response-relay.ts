@@ -161,8 +161,8 @@ export class ResponseRelay {
 
   private onReady(frame: Frame): void {
     const status = frame.payload[0];
-    const current = this.current();
-    if (current) this.head++;
+    // ReadyForQuery answers the unit's Sync (or Query): whatever was still expected before it was skipped.
+    this.head = this.expect.length;
     if (!this.draining) {
       this.out.append(this.rows);
       this.out.add(frame.bytes);

@@ -277,7 +277,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.relay.sawParameterStatus) conn.dirty = true;
     const failure = this.relay.draining;
     if (failure && status === IN_TRANSACTION) return this.abortOnBackend(failure);
-    if (failure) this.relay.out.add(refusalBytes(failure, status));
+    if (failure) {
+      this.relay.out.add(refusalBytes(failure, status));
+      this.relay.draining = undefined;
+    }
     if (this.flags.write) this.window.noteWrite(performance.now());
     this.lastStatus = status;
     this.afterUnit(lease, status);
