@@ -2,7 +2,7 @@
 // the topology snapshot the topology service would publish (all backends healthy unless told otherwise).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { publishMessage, Subjects } from '@dbproxy/bus';
+import { createBus, KvRecords, openRecords, publishMessage, Subjects } from '@dbproxy/bus';
 import { startRuntime, type Runtime } from '@dbproxy/runtime';
 import { freePort, tmpDir, waitFor, type TempDir } from '@dbproxy/testing';
 import { pgEdgeService } from '../src';
@@ -31,6 +31,14 @@ export interface EdgeHarness {
 }
 
 let generation = 0;
+
+/** The embedded bus is process-wide: an earlier edge's configuration epoch must not be followed by the next one. */
+async function forgetEarlierEdges(): Promise<void> {
+  const bus = createBus({ name: 'pg-edge-test' });
+  await (await openRecords(bus, KvRecords.config)).delete({});
+  await (await openRecords(bus, KvRecords.topology)).delete({ protocol: 'postgres' });
+  await bus.close();
+}
 
 export async function startEdge(backends: readonly BackendSpec[], postgresToml: string, extraToml = ''): Promise<EdgeHarness> {
   const dir = await tmpDir('pg-edge');
@@ -69,6 +77,7 @@ ${b.extra ?? ''}`,
 `;
   const configPath = join(dir.path, 'dbproxy.toml');
   writeFileSync(configPath, toml);
+  await forgetEarlierEdges();
   const runtime = await startRuntime({ services: [pgEdgeService], configPath, version: 'test', adminListen: '127.0.0.1:0' });
   const admin = `http://${runtime.adminAddress}`;
   const publishTopology: EdgeHarness['publishTopology'] = (health = {}) => {

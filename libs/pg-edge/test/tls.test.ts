@@ -1,0 +1,107 @@
+// TLS in every place spec 000 and 003 put it: passed through end to end when sharding is off,
+// terminated with the frontend certificate when the shard key must be read, required before any
+// credential in transaction mode, and towards backends with chain, hostname, private CA and client certificate.
+import { readFileSync } from 'node:fs';
+import { Client, type ClientConfig } from 'pg';
+import { startPostgres, tmpDir, waitFor, type PostgresServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
+import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
+import { enableServerTls, makePki, type Pki } from './certificates';
+import { startEdge, type EdgeHarness } from './harness';
+import { errorOf, RawClient } from './raw-client';
+
+jest.setTimeout(90_000);
+
+let pg: ReplicatedServers<PostgresServer>;
+let pki: Pki;
+let dir: TempDir;
+
+const SSL_QUERY = 'SELECT ssl, client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()';
+
+beforeAll(async () => {
+  dir = await tmpDir('pg-edge-pki');
+  pki = await makePki(dir.path, POOL_USER);
+  pg = await startPostgres({ replicas: 0 });
+  await requirePoolPassword(pg, [`hostssl all ${POOL_USER} 127.0.0.1/32 scram-sha-256 clientcert=verify-full`]);
+  await enableServerTls(pg.primary, pki);
+});
+
+afterAll(async () => {
+  await pg?.destroy();
+  await dir?.remove();
+});
+
+async function sslOf(config: ClientConfig): Promise<{ ssl: boolean; client_dn: string | null }> {
+  const c = new Client({ host: '127.0.0.1', database: 'postgres', ...config });
+  await c.connect();
+  try {
+    return (await c.query(SSL_QUERY)).rows[0];
+  } finally {
+    await c.end();
+  }
+}
+
+describe('transparent mode', () => {
+  let edge: EdgeHarness | undefined;
+  afterEach(async () => {
+    await edge?.stop();
+    edge = undefined;
+  });
+
+  it('passes TLS through to the backend when sharding is off (the backend terminates it)', async () => {
+    edge = await startEdge([{ name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary' }], 'routing_mode = "transparent"');
+    const row = await sslOf({ port: edge.rwPort, user: 'postgres', ssl: { ca: readFileSync(pki.ca, 'utf8'), servername: 'localhost' } });
+    expect(row.ssl).toBe(true);
+  });
+
+  it('terminates TLS with the frontend certificate when the shard key must be read', async () => {
+    edge = await startEdge(
+      [{ name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary' }],
+      'routing_mode = "transparent"\n[postgres.sharding]\nenabled = true\nmap = { kind = "value", values = { eu = "default" } }',
+      `[proxy.tls]\nmode = "optional"\ncert_path = "${pki.server.cert}"\nkey_path = "${pki.server.key}"`,
+    );
+    const row = await sslOf({ port: edge.rwPort, user: 'postgres', options: '-c dbproxy.shard=eu', ssl: { ca: readFileSync(pki.ca, 'utf8'), servername: 'localhost' } });
+    expect(row.ssl).toBe(false); // the proxy terminated it; its own hop to the backend is plain here
+    const plain = await sslOf({ port: edge.rwPort, user: 'postgres', options: '-c dbproxy.shard=eu' });
+    expect(plain.ssl).toBe(false);
+  });
+});
+
+describe('transaction mode', () => {
+  let edge: EdgeHarness;
+  const tlsBackend = (serverName: string) =>
+    `username = "${POOL_USER}"\npassword = "${POOL_PASSWORD}"\n[postgres_backends.tls]\nenabled = true\nuse_webpki_roots = false\nca_path = "${pki.ca}"\nclient_cert_path = "${pki.client.cert}"\nclient_key_path = "${pki.client.key}"\nserver_name = "${serverName}"`;
+
+  beforeAll(async () => {
+    edge = await startEdge(
+      [
+        { name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra: tlsBackend('localhost') },
+        { name: 'impostor', host: pg.primary.host, port: pg.primary.port, role: 'primary', shard: 'other', extra: tlsBackend('db.example.com') },
+      ],
+      'routing_mode = "transaction"\nconnect_timeout_seconds = 2\npool_acquire_timeout_seconds = 2\n[postgres.sharding]\nenabled = true\nmissing = "default"\nmap = { kind = "value", values = { main = "default", other = "other" } }',
+      `[[users]]\nname = "app"\npassword = "tls-secret"\n[proxy.tls]\nmode = "required"\ncert_path = "${pki.server.cert}"\nkey_path = "${pki.server.key}"`,
+    );
+  });
+  afterAll(async () => edge?.stop());
+
+  it('refuses a plaintext client before asking for any credential (proxy.tls.mode = "required")', async () => {
+    const raw = await RawClient.connect(edge.rwPort);
+    const messages = await raw.startup({ user: 'app', database: 'postgres' });
+    expect(messages[0]?.type).toBe('ErrorResponse');
+    expect(errorOf(messages)).toMatchObject({ code: '28000', severity: 'FATAL' });
+    expect(messages.some((m) => m.type.startsWith('Authentication'))).toBe(false);
+  });
+
+  it('authenticates over TLS, and reaches the backend over verified TLS with a client certificate', async () => {
+    const row = await sslOf({ port: edge.rwPort, user: 'app', password: 'tls-secret', ssl: { ca: readFileSync(pki.ca, 'utf8'), servername: 'localhost' } });
+    expect(row).toEqual({ ssl: true, client_dn: `/CN=${POOL_USER}` });
+  });
+
+  it('refuses a backend whose certificate does not match the expected host name', async () => {
+    const c = new Client({ host: '127.0.0.1', port: edge.rwPort, user: 'app', password: 'tls-secret', database: 'postgres', options: '-c dbproxy.shard=other', ssl: { ca: readFileSync(pki.ca, 'utf8'), servername: 'localhost' } });
+    const error = await c.connect().then(() => c.query('SELECT 1')).then(() => undefined, (err: { code?: string; message: string }) => err);
+    await c.end().catch(() => undefined);
+    expect(error?.code).toMatch(/^(08006|53300)$/);
+    expect(error?.message).toMatch(/db\.example\.com|altnames|certificate/i);
+    await waitFor(async () => true);
+  });
+});
