@@ -3,6 +3,35 @@
 import type { PoolStats } from '@dbproxy/pool';
 import type { BackendDirectory } from './backend-directory';
 
+/** What each process (the edge, or each of its workers) reports; the route sums them. */
+export interface ProcessFigures {
+  readonly pools: readonly PoolStats[];
+  readonly transparent: Readonly<Record<string, number>>;
+}
+
+export const FIGURES_TOPIC = 'pg-edge/backends';
+
+const SUMMED = ['total', 'idle', 'inUse', 'waiters', 'capacity', 'checkouts', 'acquireTimeouts', 'resetFailures', 'creates', 'createFailures'] as const;
+
+/** Sums pool figures and session counts per backend across processes. */
+export function mergeFigures(parts: readonly ProcessFigures[]): { pools: PoolStats[]; transparent: Map<string, number> } {
+  const pools = new Map<string, PoolStats>();
+  const transparent = new Map<string, number>();
+  for (const part of parts) {
+    for (const [name, n] of Object.entries(part.transparent)) transparent.set(name, (transparent.get(name) ?? 0) + n);
+    for (const stats of part.pools) {
+      const seen = pools.get(stats.backend);
+      if (!seen) {
+        pools.set(stats.backend, { ...stats });
+        continue;
+      }
+      for (const key of SUMMED) seen[key] += stats[key];
+      seen.pressure = seen.capacity > 0 ? (seen.inUse + seen.waiters) / seen.capacity : 0;
+    }
+  }
+  return { pools: [...pools.values()], transparent };
+}
+
 export interface BackendsReport {
   readonly routing_mode: 'transparent' | 'transaction';
   readonly backends: readonly Record<string, unknown>[];

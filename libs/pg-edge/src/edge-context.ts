@@ -26,6 +26,8 @@ export interface EdgeContext {
   readonly logger: Logger;
   /** Transparent sessions open per backend, the load the read-only choice balances. */
   readonly transparentLoad: Map<string, number>;
+  /** Offers a CancelRequest whose key this process does not know to every other pg-edge process. */
+  broadcastCancel(processId: number, secretKey: number): void;
 }
 
 /** How long a client may take from connect to a finished startup (TLS and authentication included). */

@@ -6,7 +6,7 @@ import type { RejectReason, RunningService, ServiceContext, ServiceDefinition } 
 import { SqlRouter } from '@dbproxy/sql';
 import { TopologyClient } from '@dbproxy/topology-client';
 import { errorMessage } from '@dbproxy/util';
-import { backendsReport } from './admin';
+import { backendsReport, FIGURES_TOPIC, mergeFigures, type ProcessFigures } from './admin';
 import { BackendDirectory } from './backend-directory';
 import { CancelKeyRegistry } from './cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from './edge-context';
@@ -14,7 +14,7 @@ import { PgEdgeErrors, toErrorResponse } from './errors';
 import { readStartup } from './frontend-startup';
 import { loadFrontendTls } from './frontend-tls';
 import { createPgEdgeMetrics } from './metrics';
-import { handleCancel, refuse } from './session-common';
+import { CANCEL_SUBJECT, encodeCancel, handleCancel, receiveCancel, refuse } from './session-common';
 import { StartupShardKey } from './startup-shard-key';
 import { TransactionPools } from './transaction/backend-pools';
 import { TxShared } from './transaction/tx-shared';
@@ -38,6 +38,7 @@ function buildEpoch(snapshot: ConfigSnapshot, topology: TopologyClient): EdgeEpo
 export const pgEdgeService: ServiceDefinition = {
   name: 'pg-edge',
   adminKey: 'pg_edge',
+  workers: (config) => config.postgres.workers,
   async start(ctx: ServiceContext): Promise<RunningService> {
     const topology = new TopologyClient({ bus: ctx.bus, protocol: 'postgres', config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
     let epoch = buildEpoch(ctx.config.current(), topology);
@@ -55,7 +56,15 @@ export const pgEdgeService: ServiceDefinition = {
       metrics,
       logger: ctx.logger,
       transparentLoad: new Map(),
+      broadcastCancel: (processId, secretKey) => {
+        try {
+          ctx.bus.publish(CANCEL_SUBJECT, encodeCancel(processId, secretKey), { origin: ctx.instanceId });
+        } catch (err) {
+          ctx.logger.warn({ err: errorMessage(err) }, 'could not offer a cancel to other pg-edge processes');
+        }
+      },
     };
+    const cancels = ctx.bus.subscribe(CANCEL_SUBJECT, (message) => receiveCancel(edge, message.data));
     const sessions = new Set<Closable>();
     const unsubscribe = ctx.config.onChange((next) => {
       epoch = buildEpoch(next, topology);
@@ -95,10 +104,14 @@ export const pgEdgeService: ServiceDefinition = {
         await ctx.listen({ name: listener, address, maxConnections, onConnection: (socket) => serve(socket, listener), reject });
       }
     }
+    ctx.provide(FIGURES_TOPIC, (): ProcessFigures => ({ pools: pools.stats(), transparent: Object.fromEntries(edge.transparentLoad) }));
     ctx.addAdminRoute({
       method: 'GET',
       url: '/postgres/backends',
-      handler: async () => backendsReport(epoch.config.postgres.routing_mode, epoch.directory, edge.transparentLoad, pools.stats()),
+      handler: async () => {
+        const figures = mergeFigures((await ctx.gather(FIGURES_TOPIC)) as ProcessFigures[]);
+        return backendsReport(epoch.config.postgres.routing_mode, epoch.directory, figures.transparent, figures.pools);
+      },
     });
     if (!pg.enabled) ctx.readiness.set('listeners', 'ready', 'postgres.enabled = false');
 
@@ -109,6 +122,7 @@ export const pgEdgeService: ServiceDefinition = {
       async close() {
         unsubscribe();
         unwatch();
+        cancels.unsubscribe();
         for (const session of sessions) session.close('shutdown');
         sessions.clear();
         shared.close();

@@ -21,7 +21,34 @@ export function handleCancel(edge: EdgeContext, mode: 'transparent' | 'transacti
     edge.metrics.cancelRequests.inc({ mode, outcome: 'forwarded' });
     return;
   }
+  edge.broadcastCancel(processId, secretKey);
+  const forwarded = forwardToPassthroughBackends(edge, processId, secretKey);
+  edge.metrics.cancelRequests.inc({ mode, outcome: forwarded ? 'passthrough' : 'broadcast' });
+}
+
+/** A key the backend issued itself (TLS passthrough): offered to the backends such sessions use. */
+export function forwardToPassthroughBackends(edge: EdgeContext, processId: number, secretKey: number): boolean {
   const backends = edge.cancelKeys.passthroughBackends();
   for (const address of backends) void sendCancelRequest(address, processId, secretKey);
-  edge.metrics.cancelRequests.inc({ mode, outcome: backends.length > 0 ? 'passthrough' : 'unknown_key' });
+  return backends.length > 0;
+}
+
+/** The bus subject cancels travel on between pg-edge processes (workers and instances). */
+export const CANCEL_SUBJECT = 'dbproxy.pgedge.cancel';
+
+export function encodeCancel(processId: number, secretKey: number): Uint8Array {
+  const payload = Buffer.alloc(8);
+  payload.writeInt32BE(processId, 0);
+  payload.writeInt32BE(secretKey, 4);
+  return payload;
+}
+
+/** A cancel another process could not place: ours if the key is, else our passthrough backends'. */
+export function receiveCancel(edge: EdgeContext, payload: Uint8Array): void {
+  if (payload.length !== 8) return;
+  const data = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const processId = data.readInt32BE(0);
+  const secretKey = data.readInt32BE(4);
+  if (edge.cancelKeys.cancel(processId, secretKey)) edge.metrics.cancelRequests.inc({ mode: 'any', outcome: 'forwarded_from_peer' });
+  else forwardToPassthroughBackends(edge, processId, secretKey);
 }

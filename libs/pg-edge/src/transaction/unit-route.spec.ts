@@ -1,0 +1,41 @@
+// decideUnit: reads to replicas, everything else to the primary, refusals transaction mode cannot carry.
+import { SqlRouter } from '@dbproxy/sql';
+import { decideUnit } from './unit-route';
+
+const router = new SqlRouter({ dialect: 'postgresql', shardRules: [], multiShard: 'reject', cacheSize: 100 });
+const decide = (sql: string[], listener: 'read_write' | 'read_only' = 'read_write', raw = false) => decideUnit(sql.map((s) => router.route(s)), listener, raw);
+
+describe('decideUnit', () => {
+  it('sends plain reads to a replica unless the read-after-write window is open', () => {
+    expect(decide(['SELECT * FROM t WHERE id = $1'])).toMatchObject({ kind: 'run', role: 'replica', reserved: false, pin: false });
+    expect(decide(['SELECT * FROM t WHERE id = $1'], 'read_write', true)).toMatchObject({ kind: 'run', role: 'primary' });
+  });
+
+  it.each([
+    ['INSERT INTO t VALUES (1)', { write: true, reserved: false }],
+    ['SELECT * FROM t FOR UPDATE', { write: true }],
+    ['BEGIN', { reserved: true, pin: false }],
+    ['SET search_path = app', { reserved: true, pin: true }],
+    ['LISTEN events', { pin: true }],
+    ['DECLARE c CURSOR WITH HOLD FOR SELECT 1', { pin: true }],
+  ])('%s runs on the primary', (sql, flags) => {
+    expect(decide([sql])).toMatchObject({ kind: 'run', role: 'primary', ...flags });
+  });
+
+  it('takes the most demanding statement of a batch', () => {
+    expect(decide(['SELECT 1', 'UPDATE t SET a = 1'])).toMatchObject({ role: 'primary', write: true });
+  });
+
+  it.each([
+    ['COPY t FROM STDIN', 'copy'],
+    ['SELECT 1; SELECT 2', 'multi_statement'],
+  ])('refuses %s', (sql, reason) => {
+    expect(decide([sql])).toMatchObject({ kind: 'refuse', reason });
+  });
+
+  it('refuses writes on the read-only listener and keeps everything else on replicas', () => {
+    expect(decide(['DELETE FROM t'], 'read_only')).toMatchObject({ kind: 'refuse', reason: 'read_only' });
+    expect(decide(['SELECT * FROM t FOR SHARE'], 'read_only')).toMatchObject({ kind: 'refuse', reason: 'read_only' });
+    expect(decide(['BEGIN'], 'read_only')).toMatchObject({ kind: 'run', role: 'replica', reserved: true });
+  });
+});
