@@ -47,13 +47,15 @@ export interface AnalyzerCounters {
 /** Facts about the statement from the scan that produced the fingerprint. */
 export interface ScanFacts {
   readonly slotCount: number;
+  /** Where each slot is in the normalized text. */
+  readonly slotOffsets: ReadonlySet<number>;
   readonly groups: ValuesGroups;
   readonly unterminated: boolean;
 }
 
 export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, counters: AnalyzerCounters): CacheEntry {
   const fingerprint = { text, hash: fnv1a64Hex(text) };
-  const tokens = normalizedTokens(text, config.dialect);
+  const tokens = normalizedTokens(text, config.dialect, scan.slotOffsets);
   const statements = splitStatements(tokens);
   if (statements.length === 0) {
     const classification = build(emptyLexical(), { tables: [], extra: [], parsed: false, count: 0 });
@@ -65,14 +67,16 @@ export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, c
   const extra: UnsafeReason[] = [];
   let shard: ShardAnalysis | undefined;
   let parsed: Parameters<typeof tablesOf>[0];
+  const names = identifierNames(new TokenCursor(statements[0]));
   if (lex.parse) {
-    const probeTokens = statements[0];
-    if (probeTokens.length > config.maxParseTokens) {
+    const keyFree = ![...names].some((n) => config.rules.hasTable(n));
+    const probe = buildProbe(text, statements[0], config.dialect, lex.strip, keyFree);
+    if (probe.tokens > config.maxParseTokens) {
       counters.tooComplex++;
-      extra.push({ code: 'too_complex', detail: `${probeTokens.length} tokens exceed the ${config.maxParseTokens}-token analysis bound` });
+      extra.push({ code: 'too_complex', detail: `${probe.tokens} tokens to parse exceed the bound of ${config.maxParseTokens}` });
     } else {
       counters.parses++;
-      const outcome = config.parser.parse(buildProbe(text, probeTokens, config.dialect, lex.strip));
+      const outcome = config.parser.parse(probe.text);
       if (outcome.ok) {
         shard = new ShardAnalysis(config.rules, scan.slotCount, scan.groups);
         shard.statement(outcome.ast, new Set());
@@ -86,7 +90,6 @@ export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, c
   const tables = tablesOf(parsed, lex.tables);
   const parts = { tables, extra, parsed: shard !== undefined, count: 1 };
   const classification = build(lex, parts);
-  const names = identifierNames(new TokenCursor(statements[0]));
   const template = shardTemplate(lex, shard?.facts, names, config);
   return withAutocommit({ fingerprint, classification, template }, lex, parts);
 }

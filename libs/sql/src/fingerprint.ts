@@ -1,11 +1,47 @@
 // One tokenizer pass per statement: normalized text, literal positions, IN-list/VALUES collapsing, comment tags.
 import { mayCarryTags, readCommentTags, type CommentContext } from './comments';
-import { Kw } from './keywords';
+import { keywordId, Kw } from './keywords';
 import { IntColumn, TextBuffer } from './scan-buffers';
 import { SqlScanner, Tok, type Dialect, type UnterminatedKind } from './tokenizer';
 
 /** Kinds of normalized tokens: the tokenizer's, plus the `?` and `?+` slots that replace literals. */
-export const NormTok = { ...Tok, Slot: 19, SlotList: 20 } as const;
+export const NormTok = { ...Tok, Slot: 20, SlotList: 21 } as const;
+
+// Module-local copies of the kinds the per-token loop tests: plain constants, whatever the compiler
+// does with imported bindings.
+const END = Tok.End;
+const WORD = Tok.Word;
+const QUOTED = Tok.QuotedIdent;
+const STRING = Tok.String;
+const PLACEHOLDER = Tok.Placeholder;
+const OPERATOR = Tok.Operator;
+const LPAREN = Tok.LParen;
+const RPAREN = Tok.RParen;
+const COMMA = Tok.Comma;
+const SEMICOLON = Tok.Semicolon;
+const DOT = Tok.Dot;
+const LBRACKET = Tok.LBracket;
+const QUALIFIED = Tok.QualifiedName;
+const RBRACKET = Tok.RBracket;
+const COMMENT = Tok.Comment;
+const ERROR = Tok.Error;
+const SLOT = NormTok.Slot;
+const SLOT_LIST = NormTok.SlotList;
+const KW_IN = Kw.IN;
+const KW_VALUES = Kw.VALUES;
+const KW_VALUE = Kw.VALUE;
+
+/** SPACE_BEFORE[prev * 32 + kind]: 1 when one space separates the two tokens (prev a non-keyword word for LPAREN is handled apart). */
+const SPACE_BEFORE = new Uint8Array(32 * 32);
+for (let prev = 0; prev < 32; prev++) {
+  for (let kind = 0; kind < 32; kind++) {
+    const glued =
+      prev === LPAREN || prev === LBRACKET || prev === DOT || kind === RPAREN || kind === RBRACKET || kind === COMMA || kind === SEMICOLON || kind === DOT ||
+      (kind === LPAREN && (prev === QUOTED || prev === QUALIFIED)) ||
+      (kind === LBRACKET && (prev === QUOTED || prev === QUALIFIED || prev === WORD || prev === RPAREN || prev === RBRACKET || prev === SLOT));
+    SPACE_BEFORE[prev * 32 + kind] = glued ? 0 : 1;
+  }
+}
 
 const NO_HINTS = Object.freeze({});
 
@@ -21,6 +57,8 @@ export class StatementScan {
   /** Slots (`?` or `?+`) of the normalized text, in order: the raw literals [from, to) each stands for. */
   readonly slotFrom = new IntColumn();
   readonly slotTo = new IntColumn();
+  /** Where each slot's `?` is in `out`: the analysis must not mistake a jsonb `?` operator for a slot, or the reverse. */
+  readonly slotOut = new IntColumn();
   /** VALUES row groups: row 0's first slot and slot count, first raw literal, raw literals per row (-1 if rows differ), rows, first row index. */
   readonly groupSlotFrom = new IntColumn();
   readonly groupSlotCount = new IntColumn();
@@ -46,7 +84,7 @@ export class StatementScan {
     this.source = source;
     this.out.clear();
     this.rawInfo.length = this.rawStart.length = this.rawEnd.length = 0;
-    this.slotFrom.length = this.slotTo.length = 0;
+    this.slotFrom.length = this.slotTo.length = this.slotOut.length = 0;
     if (this.groupRows.length > 0 || this.rowSrcStart.length > 0) this.resetGroups();
     this.statementCount = 0;
     this.unterminated = undefined;
@@ -86,7 +124,7 @@ const ROWS_IN_ROW = 1;
 const ROWS_AFTER_ROW = 2;
 const ROWS_EXPECT_ROW = 3;
 
-const isLiteralKind = (kind: number): boolean => kind >= Tok.String && kind <= Tok.Placeholder;
+const isLiteralKind = (kind: number): boolean => kind >= STRING && kind <= PLACEHOLDER;
 
 /** Computes fingerprints; one instance per router, reused for every statement. */
 export class Fingerprinter {
@@ -114,7 +152,7 @@ export class Fingerprinter {
   private rowZeroHash = 0;
 
   constructor(readonly dialect: Dialect) {
-    this.scanner = new SqlScanner(dialect);
+    this.scanner = new SqlScanner(dialect, true);
     this.wordFold = dialect === 'postgresql' ? 2 : 0; // PostgreSQL folds unquoted names to lower case
   }
 
@@ -131,15 +169,15 @@ export class Fingerprinter {
     this.semicolonAt = -1;
     this.listDepth = -1;
     this.rowsState = ROWS_NONE;
-    for (let kind: number = scanner.next(); kind !== Tok.End; kind = scanner.next()) {
-      if (kind === Tok.Comment) {
+    for (let kind: number = scanner.next(); kind !== END; kind = scanner.next()) {
+      if (kind === COMMENT) {
         if (mayCarryTags(text, scanner.start, scanner.end)) readCommentTags(text, scanner.start, scanner.end, scan.comments);
         continue;
       }
-      if (kind === Tok.Error) {
+      if (kind === ERROR) {
         scan.unterminated = scanner.unterminated;
         scan.unterminatedAt = scanner.start;
-        this.emitText(Tok.Operator, `<unterminated ${scanner.unterminated}>`);
+        this.emitText(OPERATOR, `<unterminated ${scanner.unterminated}>`);
         break;
       }
       this.token(kind);
@@ -150,17 +188,18 @@ export class Fingerprinter {
 
   private token(kind: number): void {
     if (this.rowsState >= ROWS_AFTER_ROW) {
-      if (this.rowsState === ROWS_AFTER_ROW && kind === Tok.Comma) this.rowsState = ROWS_EXPECT_ROW;
-      else if (!(this.rowsState === ROWS_EXPECT_ROW && kind === Tok.LParen && this.depth === this.rowsDepth)) this.finishRows();
+      if (this.rowsState === ROWS_AFTER_ROW && kind === COMMA) this.rowsState = ROWS_EXPECT_ROW;
+      else if (!(this.rowsState === ROWS_EXPECT_ROW && kind === LPAREN && this.depth === this.rowsDepth)) this.finishRows();
     }
     if (this.listDepth === this.depth) this.followList(kind);
     if (isLiteralKind(kind)) this.literal(kind);
-    else if (kind === Tok.Word) {
+    else if (kind === WORD) {
       const keyword = this.scanner.keyword;
       this.emitSource(kind, keyword, keyword !== 0 ? 1 : this.wordFold);
-    } else if (kind === Tok.LParen) this.openParen();
-    else if (kind === Tok.RParen) this.closeParen();
-    else if (kind === Tok.Semicolon) this.semicolon();
+    } else if (kind === LPAREN) this.openParen();
+    else if (kind === RPAREN) this.closeParen();
+    else if (kind === SEMICOLON) this.semicolon();
+    else if (kind === QUALIFIED && (this.wordFold === 2 || this.scanner.keywordPart)) this.emitName();
     else this.emitSource(kind, 0, 0);
   }
 
@@ -168,7 +207,7 @@ export class Fingerprinter {
     const scan = this.scan;
     const scanner = this.scanner;
     let info = kind;
-    if (kind === Tok.Placeholder) {
+    if (kind === PLACEHOLDER) {
       const param = scanner.text.charCodeAt(scanner.start) === 0x3f ? this.questionMarks++ : parsePlaceholderIndex(scanner.text, scanner.start, scanner.end);
       info |= (param + 1) << 5;
     }
@@ -178,21 +217,22 @@ export class Fingerprinter {
     scan.rawInfo.push(info);
     scan.rawStart.push(scanner.start);
     scan.rawEnd.push(scanner.end);
-    this.emitText(NormTok.Slot, '?');
+    this.emitText(SLOT, '?');
+    scan.slotOut.push(scan.out.length - 1);
   }
 
   private openParen(): void {
     const scan = this.scan;
-    const prevKeyword = this.prevKind === Tok.Word ? this.prevKeyword : 0;
-    const rowsStart = this.rowsState === ROWS_EXPECT_ROW || (this.rowsState === ROWS_NONE && (prevKeyword === Kw.VALUES || prevKeyword === Kw.VALUE));
+    const prevKeyword = this.prevKind === WORD ? this.prevKeyword : 0;
+    const rowsStart = this.rowsState === ROWS_EXPECT_ROW || (this.rowsState === ROWS_NONE && (prevKeyword === KW_VALUES || prevKeyword === KW_VALUE));
     if (rowsStart && this.rowsState === ROWS_NONE) {
       this.rowsDepth = this.depth;
       this.rowsBase = scan.rowSrcStart.length;
     }
-    this.emitSource(Tok.LParen, 0, 0);
+    this.emitSource(LPAREN, 0, 0);
     if (rowsStart) this.startRow();
     this.depth++;
-    if (prevKeyword === Kw.IN) {
+    if (prevKeyword === KW_IN) {
       this.listDepth = this.depth;
       this.listExpectSlot = true;
       this.listOut = scan.out.length;
@@ -208,22 +248,23 @@ export class Fingerprinter {
       // Every element was a literal: the whole list becomes one `?+` slot.
       this.listDepth = -1;
       scan.out.rewind(this.listOut, this.listHash);
-      scan.slotFrom.length = scan.slotTo.length = this.listSlot;
+      scan.slotFrom.length = scan.slotTo.length = scan.slotOut.length = this.listSlot;
       scan.slotFrom.push(this.listRaw);
       scan.slotTo.push(scan.rawInfo.length);
-      this.prevKind = Tok.LParen;
-      this.emitText(NormTok.SlotList, '?+');
+      this.prevKind = LPAREN;
+      this.emitText(SLOT_LIST, '?+');
+      scan.slotOut.push(scan.out.length - 2);
     }
     if (this.depth > 0) this.depth--;
-    this.emitSource(Tok.RParen, 0, 0);
+    this.emitSource(RPAREN, 0, 0);
     if (this.rowsState === ROWS_IN_ROW && this.depth === this.rowsDepth) this.endRow();
   }
 
   /** Keeps or abandons a candidate IN-list: only `literal (, literal)*` collapses. */
   private followList(kind: number): void {
     if (isLiteralKind(kind) && this.listExpectSlot) this.listExpectSlot = false;
-    else if (kind === Tok.Comma && !this.listExpectSlot) this.listExpectSlot = true;
-    else if (!(kind === Tok.RParen && !this.listExpectSlot)) this.listDepth = -1;
+    else if (kind === COMMA && !this.listExpectSlot) this.listExpectSlot = true;
+    else if (!(kind === RPAREN && !this.listExpectSlot)) this.listDepth = -1;
   }
 
   private semicolon(): void {
@@ -235,7 +276,7 @@ export class Fingerprinter {
     const out = this.scan.out;
     this.semicolonAt = out.length;
     this.semicolonHash = out.hash;
-    this.emitSource(Tok.Semicolon, 0, 0);
+    this.emitSource(SEMICOLON, 0, 0);
     this.statementHasTokens = false;
   }
 
@@ -283,8 +324,8 @@ export class Fingerprinter {
     }
     if (same && rows > 1) {
       scan.out.rewind(outEnd[base], this.rowZeroHash);
-      scan.slotFrom.length = scan.slotTo.length = scan.rowSlotEnd.data[base];
-      this.prevKind = Tok.RParen;
+      scan.slotFrom.length = scan.slotTo.length = scan.slotOut.length = scan.rowSlotEnd.data[base];
+      this.prevKind = RPAREN;
     }
     scan.groupSlotFrom.push(scan.rowSlot.data[base]);
     scan.groupSlotCount.push(slotsPerRow);
@@ -304,7 +345,7 @@ export class Fingerprinter {
     }
     if (this.rowsState !== ROWS_NONE) this.finishRows();
     if (this.statementHasTokens) scan.statementCount++;
-    if (this.semicolonAt >= 0 && this.prevKind === Tok.Semicolon) scan.out.rewind(this.semicolonAt, this.semicolonHash);
+    if (this.semicolonAt >= 0 && this.prevKind === SEMICOLON) scan.out.rewind(this.semicolonAt, this.semicolonHash);
   }
 
   private emitSource(kind: number, keyword: number, fold: 0 | 1 | 2): void {
@@ -312,6 +353,36 @@ export class Fingerprinter {
     this.scan.out.append(this.scanner.text, this.scanner.start, this.scanner.end, fold);
     this.prevKind = kind;
     this.prevKeyword = keyword;
+    this.statementHasTokens = true;
+  }
+
+  /**
+   * A dotted name folded part by part exactly as separate tokens would be: quoted parts as they
+   * are, keyword parts upper case, other unquoted parts lower case in PostgreSQL.
+   */
+  private emitName(): void {
+    this.space(QUALIFIED);
+    const { text, start, end } = this.scanner;
+    const out = this.scan.out;
+    if (!this.scanner.keywordPart) out.appendName(text, start, end);
+    else {
+      let from = start;
+      for (let i = start; i <= end; i++) {
+        const c = i < end ? text.charCodeAt(i) : 0x2e;
+        if (c === 0x22 || c === 0x60) {
+          const close = text.indexOf(String.fromCharCode(c), i + 1);
+          i = close < 0 || close >= end ? end - 1 : close; // doubled quotes re-enter the loop harmlessly
+          continue;
+        }
+        if (c !== 0x2e) continue;
+        const quoted = text.charCodeAt(from) === 0x22 || text.charCodeAt(from) === 0x60;
+        out.append(text, from, i, quoted ? 0 : keywordId(text, from, i) !== 0 ? 1 : this.wordFold);
+        if (i < end) out.appendCode(0x2e);
+        from = i + 1;
+      }
+    }
+    this.prevKind = QUALIFIED;
+    this.prevKeyword = 0;
     this.statementHasTokens = true;
   }
 
@@ -326,10 +397,8 @@ export class Fingerprinter {
   /** One space between tokens, except inside brackets, before , ; . ) and after a name before ( or [. */
   private space(kind: number): void {
     const prev = this.prevKind;
-    if (prev < 0 || prev === Tok.LParen || prev === Tok.LBracket || prev === Tok.Dot) return;
-    if (kind === Tok.RParen || kind === Tok.RBracket || kind === Tok.Comma || kind === Tok.Semicolon || kind === Tok.Dot) return;
-    if (kind === Tok.LParen && (prev === Tok.QuotedIdent || (prev === Tok.Word && this.prevKeyword === 0))) return;
-    if (kind === Tok.LBracket && (prev === Tok.QuotedIdent || prev === Tok.Word || prev === Tok.RParen || prev === Tok.RBracket || prev === NormTok.Slot)) return;
+    if (prev < 0 || SPACE_BEFORE[prev * 32 + kind] === 0) return;
+    if (kind === LPAREN && prev === WORD && this.prevKeyword === 0) return; // f(x), t(a, b)
     this.scan.out.appendCode(0x20);
   }
 }

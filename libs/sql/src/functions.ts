@@ -57,7 +57,7 @@ const POSTGRES_SAFE = words(`
   to_regtype to_timestamp transaction_timestamp translate unnest uuid_generate_v4 width_bucket xmlagg array
   array_fill percentile_cont percentile_disc mode regr_slope corr covar_pop covar_samp float4 float8 int2 int4 int8
   timestamptz timetz numrange int4range int8range tsrange tstzrange daterange to_tsvector to_tsquery plainto_tsquery
-  websearch_to_tsquery ts_rank ts_headline
+  websearch_to_tsquery ts_rank ts_headline operator
 `);
 
 /** Functions that need the primary, by why. */

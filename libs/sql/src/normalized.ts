@@ -16,8 +16,12 @@ export interface NToken {
   readonly depth: number;
 }
 
-/** Reads normalized text back into tokens; `?+` becomes one SlotList token. */
-export function normalizedTokens(text: string, dialect: Dialect): NToken[] {
+/**
+ * Reads normalized text back into tokens. `slotOffsets` says where the fingerprint put its slots:
+ * a `?` there is a Slot (`?+` a SlotList), any other `?` stays what the scanner reads (a
+ * PostgreSQL jsonb operator), so slots are numbered exactly as the fingerprint numbered them.
+ */
+export function normalizedTokens(text: string, dialect: Dialect, slotOffsets: ReadonlySet<number>): NToken[] {
   const scanner = new SqlScanner(dialect);
   scanner.reset(text);
   const tokens: NToken[] = [];
@@ -27,13 +31,16 @@ export function normalizedTokens(text: string, dialect: Dialect): NToken[] {
     if (kind === Tok.Comment || kind === Tok.Error) continue;
     const start = scanner.start;
     let end = scanner.end;
-    if (kind === Tok.Placeholder) {
-      if (text.charCodeAt(end) === 0x2b && text.charCodeAt(end + 1) === 0x29) {
+    if (slotOffsets.has(start)) {
+      if (text.charCodeAt(start + 1) === 0x2b) {
         kind = NormTok.SlotList;
-        scanner.next(); // the `+` of `?+`
-        end = scanner.end;
-      } else kind = NormTok.Slot;
-    }
+        if (end === start + 1) scanner.next(); // the `+` of `?+`, when the scanner read `?` alone
+        end = start + 2;
+      } else {
+        kind = NormTok.Slot;
+        end = start + 1;
+      }
+    } else if (kind === Tok.Placeholder) kind = Tok.Operator; // cannot happen for text the fingerprint wrote
     if (kind === Tok.RParen && depth > 0) depth--;
     const isSlot = kind === NormTok.Slot || kind === NormTok.SlotList;
     tokens.push({ kind, start, end, text: text.slice(start, end), keyword: kind === Tok.Word ? scanner.keyword : 0, slot: isSlot ? slot++ : -1, depth });

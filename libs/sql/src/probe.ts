@@ -26,28 +26,61 @@ function markerFor(tokens: readonly NToken[], i: number, dialect: Dialect): stri
   return wantsString ? `'dbp:${slot}'` : String(slot + 1);
 }
 
+const QUERY_STARTS = new Set([Kw.SELECT, Kw.WITH, Kw.VALUES]);
+const AFTER_LIST = [Kw.FROM, Kw.INTO, Kw.WHERE, Kw.GROUP, Kw.HAVING, Kw.ORDER, Kw.LIMIT, Kw.UNION, Kw.INTERSECT, Kw.EXCEPT, Kw.FOR, Kw.LOCK, Kw.WINDOW, Kw.OFFSET, Kw.FETCH];
+const AFTER_ORDERING = [Kw.HAVING, Kw.ORDER, Kw.LIMIT, Kw.OFFSET, Kw.FOR, Kw.FETCH, Kw.UNION, Kw.INTERSECT, Kw.EXCEPT, Kw.WINDOW, Kw.LOCK, Kw.INTO, Kw.RETURNING];
+const AFTER_WHERE = [Kw.GROUP, ...AFTER_ORDERING];
+const AFTER_ON = [Kw.JOIN, Kw.LEFT, Kw.RIGHT, Kw.INNER, Kw.CROSS, Kw.FULL, Kw.NATURAL, Kw.STRAIGHT_JOIN, Kw.WHERE, Kw.USING, ...AFTER_WHERE];
+
 /**
- * A select list made only of (qualified) column names, aliases and `*` tells the analysis
- * nothing, and is the slowest part for node-sql-parser: returns the token range to replace by `*`.
+ * The clause from `from` to the first same-depth token that is one of `stops` (or a comma when
+ * `comma`), or to where its group closes. Undefined when it holds a sub-query: that must be parsed.
  */
-function plainSelectList(tokens: readonly NToken[], select: number): [number, number] | undefined {
-  let i = select + 1;
-  while (i < tokens.length && tokens[i].kind === Tok.Word && SELECT_MODIFIERS.has(tokens[i].keyword)) i++;
-  const from = i;
-  const depth = tokens[select].depth;
-  for (; i < tokens.length; i++) {
+function clause(tokens: readonly NToken[], from: number, depth: number, stops: ReadonlySet<number>, comma: boolean): [number, number] | undefined {
+  for (let i = from; i < tokens.length; i++) {
     const t = tokens[i];
-    if (t.depth !== depth) return undefined;
-    if (t.kind === Tok.Word && t.keyword === Kw.FROM) return i - from >= 4 ? [from, i] : undefined;
-    const plain =
-      t.kind === Tok.QuotedIdent ||
-      t.kind === Tok.Dot ||
-      t.kind === Tok.Comma ||
-      (t.kind === Tok.Word && (t.keyword === 0 || t.keyword === Kw.AS)) ||
-      (t.kind === Tok.Operator && t.text === '*');
-    if (!plain) return undefined;
+    if (t.depth < depth) return [from, i]; // a `)` has the depth outside its group
+    const isWord = t.kind === Tok.Word;
+    if (isWord && QUERY_STARTS.has(t.keyword)) return undefined;
+    if (t.depth === depth && ((isWord && stops.has(t.keyword)) || (comma && t.kind === Tok.Comma))) return [from, i];
   }
-  return undefined;
+  return [from, tokens.length];
+}
+
+const LIST_STOPS = new Set(AFTER_LIST);
+const ORDERING_STOPS = new Set(AFTER_ORDERING);
+const WHERE_STOPS = new Set(AFTER_WHERE);
+const ON_STOPS = new Set(AFTER_ON);
+
+/**
+ * Parts node-sql-parser is slow on and the analysis does not need from it (the token scan has
+ * read their functions, variables and INTO already): select lists become `1` (one column keeps
+ * scalar sub-queries valid), ORDER BY / GROUP BY go, and when the statement names no sharded
+ * table (`keyFree`) WHERE, ON and HAVING conditions become `1 = 1`. Never a part with a sub-query.
+ */
+function reductions(tokens: readonly NToken[], keyFree: boolean, replace: Map<number, [number, string]>): void {
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    if (t.kind !== Tok.Word || replace.has(i)) continue;
+    let range: [number, number] | undefined;
+    let text = '';
+    if (t.keyword === Kw.SELECT) {
+      let from = i + 1;
+      while (from < tokens.length && tokens[from].kind === Tok.Word && SELECT_MODIFIERS.has(tokens[from].keyword)) from++;
+      range = clause(tokens, from, t.depth, LIST_STOPS, false);
+      text = '1';
+      if (range !== undefined && range[1] - range[0] < 2) range = undefined;
+    } else if ((t.keyword === Kw.ORDER || t.keyword === Kw.GROUP) && tokens[i + 1]?.keyword === Kw.BY) {
+      range = clause(tokens, i + 2, t.depth, ORDERING_STOPS, false);
+      if (range !== undefined) range = [i, range[1]];
+    } else if (keyFree && (t.keyword === Kw.WHERE || t.keyword === Kw.HAVING || (t.keyword === Kw.ON && tokens[i - 1]?.keyword !== Kw.DISTINCT))) {
+      range = clause(tokens, i + 1, t.depth, t.keyword === Kw.ON ? ON_STOPS : WHERE_STOPS, t.keyword === Kw.ON);
+      text = '1 = 1';
+    }
+    if (range === undefined || range[1] <= range[0]) continue;
+    replace.set(range[0], [range[1], text]);
+    i = Math.max(i, range[1] - 1);
+  }
 }
 
 function isIntroducer(tokens: readonly NToken[], i: number): boolean {
@@ -63,17 +96,22 @@ function isDefaultCell(tokens: readonly NToken[], i: number): boolean {
   return (prev === Tok.LParen || prev === Tok.Comma) && (next === Tok.Comma || next === Tok.RParen);
 }
 
-/** The probe text for one statement's tokens, leaving out `skip` ranges (trailing locking clauses). */
-export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dialect, skip: readonly [number, number][]): string {
+/** The probe: its text, and how many tokens it kept (the measure of node-sql-parser's work). */
+export interface Probe {
+  readonly text: string;
+  readonly tokens: number;
+}
+
+/**
+ * The probe text for one statement's tokens, leaving out `skip` ranges (trailing locking
+ * clauses) and the reductions above.
+ */
+export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dialect, skip: readonly [number, number][], keyFree: boolean): Probe {
   const replace = new Map<number, [number, string]>(); // token index -> [end index, replacement]
   for (const [from, to] of skip) replace.set(from, [to, '']);
-  for (let i = 0; i < tokens.length; i++) {
-    if (tokens[i].kind === Tok.Word && tokens[i].keyword === Kw.SELECT) {
-      const list = plainSelectList(tokens, i);
-      if (list !== undefined) replace.set(list[0], [list[1], '*']);
-    }
-  }
+  reductions(tokens, keyFree, replace);
   let out = '';
+  let kept = 0;
   let prevEnd = tokens.length > 0 ? tokens[0].start : 0;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i];
@@ -81,6 +119,7 @@ export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dia
     out += text.slice(prevEnd, t.start);
     if (cut !== undefined) {
       out += cut[1];
+      if (cut[1] !== '') kept++;
       i = cut[0] - 1;
       prevEnd = cut[0] < tokens.length ? tokens[cut[0] - 1].end : text.length;
       continue;
@@ -90,7 +129,8 @@ export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dia
       continue; // _utf8mb4'x': node-sql-parser does not read charset introducers
     }
     out += t.kind === NormTok.Slot || t.kind === NormTok.SlotList ? markerFor(tokens, i, dialect) : isDefaultCell(tokens, i) ? 'NULL' : t.text;
+    kept++;
     prevEnd = t.end;
   }
-  return out.trim();
+  return { text: out.trim(), tokens: kept };
 }

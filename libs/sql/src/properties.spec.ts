@@ -28,7 +28,7 @@ const mysqlString = fc.string({ maxLength: 12 }).map((s) => `'${s.replace(/\\/g,
 const pgString = fc.oneof(
   fc.string({ maxLength: 12 }).map((s) => `'${s.replace(/'/g, "''")}'`),
   fc.string({ maxLength: 12 }).map((s) => `E'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`),
-  fc.string({ maxLength: 12 }).filter((s) => !s.includes('$q$')).map((s) => `$q$${s}$q$`),
+  fc.string({ maxLength: 12 }).filter((s) => !s.includes('$')).map((s) => `$q$${s}$q$`),
 );
 const number = fc.oneof(
   fc.integer().map(String),

@@ -197,7 +197,12 @@ function scanFacts(scan: StatementScan): ScanFacts {
     slotCount.push(scan.groupSlotCount.data[g]);
     uniform.push(scan.groupRawPerRow.data[g] >= 0);
   }
-  return { slotCount: scan.slotCount, groups: { slotFrom, slotCount, uniform }, unterminated: scan.unterminated !== undefined };
+  return {
+    slotCount: scan.slotCount,
+    slotOffsets: new Set(scan.slotOut.toArray()),
+    groups: { slotFrom, slotCount, uniform },
+    unterminated: scan.unterminated !== undefined,
+  };
 }
 
 /** A copy of a scan's literal positions that outlives the fingerprinter's next run. */

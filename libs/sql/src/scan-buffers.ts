@@ -89,6 +89,16 @@ export class TextBuffer {
     this.hash = h;
   }
 
+  /** Appends text[start, end), lower-casing ASCII letters outside double quotes. */
+  appendName(text: string, start: number, end: number): void {
+    let quoted = false;
+    for (let i = start; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) quoted = !quoted;
+      this.appendCode(!quoted && c >= 0x41 && c <= 0x5a ? c + 0x20 : c);
+    }
+  }
+
   appendCode(c: number): void {
     if (this.length === this.data.length) this.reserve(1);
     this.data[this.length++] = c;

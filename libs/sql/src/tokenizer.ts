@@ -1,11 +1,11 @@
 // The SQL tokenizer for the MySQL and PostgreSQL dialects: a pull scanner over char codes, linear, allocation-free.
 import { UnterminatedToken } from './errors';
-import { hashUpper, isExpressionPrefix, keywordIdForHash } from './keywords';
+import { hashUpper, isExpressionPrefix, keywordId, keywordIdForHash } from './keywords';
 
 export type Dialect = 'mysql' | 'postgresql';
 
 /** Token kinds returned by SqlScanner.next(). */
-export const Tok = {
+const Tok = {
   End: 0,
   /** Unquoted identifier or keyword (`keyword` holds the keyword id or 0). */
   Word: 1,
@@ -33,9 +33,12 @@ export const Tok = {
   RBracket: 16,
   /** A comment other than a MySQL executable comment's markers (those are skipped). */
   Comment: 17,
+  /** With compoundNames: `a.b`, `schema`.`t`.`c`, "s".t... read as one token. */
+  QualifiedName: 19,
   /** Unterminated string, identifier, comment or dollar quote; `start` is where it began. */
   Error: 18,
 } as const;
+export { Tok }; // exported apart, so compiled code refers to the local binding in the hot loop
 export type TokKind = (typeof Tok)[keyof typeof Tok];
 
 /** What an Error token failed to terminate. */
@@ -83,15 +86,23 @@ export class SqlScanner {
   keyword = 0;
   /** For Tok.Error: what was left open. */
   unterminated: UnterminatedKind = 'string';
+  /** For Tok.QualifiedName: an unquoted part spells a keyword (`t.key`), so it needs per-part folding. */
+  keywordPart = false;
   private pos = 0;
   private len = 0;
   private readonly mysql: boolean;
   private prevOperand = false;
   /** Inside a MySQL executable comment `/*! ... *\/`, whose content is SQL. */
   private inExecutable = false;
+  private readonly identQuote: number;
 
-  constructor(readonly dialect: Dialect) {
+  /** `compoundNames`: read dotted names as one QualifiedName token (the fingerprint's fast path). */
+  constructor(
+    readonly dialect: Dialect,
+    private readonly compoundNames = false,
+  ) {
     this.mysql = dialect === 'mysql';
+    this.identQuote = this.mysql ? 0x60 : 0x22;
   }
 
   reset(text: string): void {
@@ -112,7 +123,9 @@ export class SqlScanner {
     this.end = this.pos;
     if (kind !== Tok.Comment) {
       this.prevOperand =
-        kind === Tok.Word ? !isExpressionPrefix(this.keyword) : kind <= Tok.Variable || kind === Tok.RParen || kind === Tok.RBracket;
+        kind === Tok.Word
+          ? !isExpressionPrefix(this.keyword)
+          : kind <= Tok.Variable || kind === Tok.RParen || kind === Tok.RBracket || kind === Tok.QualifiedName;
     }
     return kind;
   }
@@ -121,10 +134,12 @@ export class SqlScanner {
     const text = this.text;
     this.keyword = 0;
     for (;;) {
-      while (this.pos < this.len && isSpace(text.charCodeAt(this.pos))) this.pos++;
-      this.start = this.pos;
-      if (this.pos >= this.len) return Tok.End;
-      const c = text.charCodeAt(this.pos);
+      let pos = this.pos;
+      while (pos < this.len && isSpace(text.charCodeAt(pos))) pos++;
+      this.pos = pos;
+      this.start = pos;
+      if (pos >= this.len) return Tok.End;
+      const c = text.charCodeAt(pos);
       if (c === 0x2a && this.inExecutable && text.charCodeAt(this.pos + 1) === 0x2f) {
         this.pos += 2; // closing */ of an executable comment
         this.inExecutable = false;
@@ -143,9 +158,9 @@ export class SqlScanner {
       case 0x27: // '
         return this.quoted(this.pos, 0x27, this.mysql, Tok.String);
       case 0x22: // "
-        return this.mysql ? this.quoted(this.pos, 0x22, true, Tok.String) : this.quoted(this.pos, 0x22, false, Tok.QuotedIdent);
+        return this.mysql ? this.quoted(this.pos, 0x22, true, Tok.String) : this.name(this.quoted(this.pos, 0x22, false, Tok.QuotedIdent));
       case 0x60: // `
-        return this.mysql ? this.quoted(this.pos, 0x60, false, Tok.QuotedIdent) : this.operator();
+        return this.mysql ? this.name(this.quoted(this.pos, 0x60, false, Tok.QuotedIdent)) : this.operator();
       case 0x28: return this.single(Tok.LParen);
       case 0x29: return this.single(Tok.RParen);
       case 0x2c: return this.single(Tok.Comma);
@@ -322,7 +337,38 @@ export class SqlScanner {
     }
     this.pos = i;
     this.keyword = keywordIdForHash(h, text, this.start, i);
-    return Tok.Word;
+    return this.compoundNames && text.charCodeAt(i) === 0x2e ? this.name(Tok.Word) : Tok.Word;
+  }
+
+  /** With compoundNames, extends a name over `.part` continuations; otherwise returns `kind`. */
+  private name(kind: TokKind): TokKind {
+    if (!this.compoundNames || kind === Tok.Error) return kind;
+    const text = this.text;
+    let extended = false;
+    let keywordPart = this.keyword !== 0;
+    while (text.charCodeAt(this.pos) === 0x2e) {
+      const next = this.pos + 1;
+      const c = text.charCodeAt(next);
+      let end = next;
+      if (c === this.identQuote) {
+        for (end = next + 1; end < this.len; end++) {
+          if (text.charCodeAt(end) !== c) continue;
+          if (text.charCodeAt(end + 1) !== c) break;
+          end++;
+        }
+        if (end >= this.len) break; // unterminated: let the next scan report it
+        end++;
+      } else if (isIdStart(c)) {
+        while (end < this.len && isIdPart(text.charCodeAt(end))) end++;
+        if (!keywordPart) keywordPart = keywordId(text, next, end) !== 0;
+      } else break;
+      this.pos = end;
+      extended = true;
+    }
+    if (!extended) return kind;
+    this.keyword = 0;
+    this.keywordPart = keywordPart;
+    return Tok.QualifiedName;
   }
 
   /** A word, or a prefixed literal: X'..', B'..', N'..', E'..', U&'..', U&"..". */

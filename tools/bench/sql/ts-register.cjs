@@ -1,12 +1,14 @@
-// Lets the SQL benchmark load the TypeScript sources directly: SWC compiles each .ts file on require,
-// and @dbproxy/<lib> resolves to libs/<lib>/src/index.ts. No build step, no dist/.
+// Lets the SQL benchmark load the TypeScript sources directly: each .ts file is compiled on require
+// with TypeScript's transpileModule (the same CommonJS output as `npm run build`, without type
+// checking), and @dbproxy/<lib> resolves to libs/<lib>/src/index.ts. No build step, no dist/.
 'use strict';
 const Module = require('node:module');
 const fs = require('node:fs');
 const path = require('node:path');
-const { transformSync } = require('@swc/core');
+const ts = require('typescript');
 
 const root = path.resolve(__dirname, '../../..');
+const compilerOptions = { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, esModuleInterop: true, sourceMap: false };
 const originalResolve = Module._resolveFilename;
 Module._resolveFilename = function resolve(request, parent, ...rest) {
   const match = /^@dbproxy\/([a-z0-9-]+)$/.exec(request);
@@ -19,12 +21,6 @@ Module._resolveFilename = function resolve(request, parent, ...rest) {
 };
 
 Module._extensions['.ts'] = function compile(module, filename) {
-  const source = fs.readFileSync(filename, 'utf8');
-  const { code } = transformSync(source, {
-    filename,
-    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-    module: { type: 'commonjs' },
-    sourceMaps: false,
-  });
-  module._compile(code, filename);
+  const { outputText } = ts.transpileModule(fs.readFileSync(filename, 'utf8'), { compilerOptions, fileName: filename });
+  module._compile(outputText, filename);
 };

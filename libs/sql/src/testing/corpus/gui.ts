@@ -68,9 +68,8 @@ pg.add(
 pg.add(
   "SELECT c.oid, n.nspname, c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname OPERATOR(pg_catalog.~) '^(users)$' COLLATE pg_catalog.default AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 2, 3;",
   'read',
-  'primary',
+  'replica',
   'unsharded',
-  { reasons: ['parse_failed'] },
 );
 pg.add('SELECT version()', 'read', 'replica', 'unsharded');
 pg.add('SHOW search_path', 'utility', 'primary', 'unsharded');
@@ -84,7 +83,7 @@ pg.add(
   'unsharded',
   { tables: ['pg_catalog.pg_database'] },
 );
-pg.add('SELECT rolname, rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user', 'read', 'primary', 'unsharded', { reasons: ['parse_failed'] });
+pg.add('SELECT rolname, rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user', 'read', 'replica', 'unsharded');
 pg.add(
   "SET DateStyle=ISO; SET client_min_messages=notice; SELECT set_config('bytea_output','hex',false) FROM pg_show_all_settings() WHERE name = 'bytea_output'; SET client_encoding='UNICODE';",
   'session_state',

@@ -83,6 +83,8 @@ my.add('SELECT * FROM users WHERE id = 1 OR id IN (2, 3)', 'read', 'replica', ['
 my.add('SELECT * FROM users WHERE (id, name) IN ((1, 2))', 'read', 'replica', 'all');
 my.add('SELECT * FROM users WHERE id = (SELECT MAX(user_id) FROM orders WHERE user_id = 2)', 'read', 'replica', 'all');
 my.add("SELECT * FROM users WHERE id = 3 AND name = _utf8mb4'abc' COLLATE utf8mb4_bin", 'read', 'replica', ['s3']);
+my.add('SELECT * FROM users WHERE id <=> 5', 'read', 'primary', 'reject:DBP_ERR_SQL_SHARD_UNSUPPORTED', { reasons: ['parse_failed'] });
+my.add('SELECT * FROM sbtest2 WHERE id <=> 5', 'read', 'replica', 'unsharded');
 my.add('SELECT * FROM users WHERE id IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)', 'read', 'replica', ['s1', 's2', 's3', 's0']);
 my.add("INSERT INTO users (id, name) VALUES (1, 'a'), (2, NOW()), (3, 'c')", 'write', 'primary', ['s1', 's2', 's3'], { keys: [1, 2, 3] });
 my.add("INSERT INTO users (id, name) VALUES (1, 'a'), (NULL, 'b')", 'write', 'primary', 'reject:DBP_ERR_SQL_SHARD_KEY_INVALID');
@@ -129,7 +131,11 @@ pg.add("SELECT pg_notify('jobs', 'x')", 'read', 'primary', 'unsharded', { reason
 pg.add('SELECT * INTO TEMP new_users FROM "User" WHERE "id" = 1', 'ddl', 'primary', 'reject:DBP_ERR_SQL_SHARD_UNSUPPORTED');
 pg.add("SELECT data->>'name' FROM events WHERE data ? 'name' AND id = $1", 'read', 'replica', 'unsharded', { params: [1] });
 pg.add("SELECT * FROM events WHERE payload @> '{\"a\": 1}'::jsonb", 'read', 'replica', 'unsharded');
+pg.add("SELECT * FROM orders WHERE created = DATE '2020-01-01' AND customer_id = 5", 'read', 'replica', ['p1'], { keys: [5] });
+pg.add("SELECT * FROM orders WHERE data ? 'vip' AND customer_id = 4 AND data ?| array['a'] AND note = $1", 'read', 'replica', ['p0'], { keys: [4], params: ['x'] });
+pg.add("SELECT * FROM orders WHERE customer_id = $2 AND data ? $1", 'read', 'replica', ['p1'], { keys: [3], params: ['k', 3] });
 pg.add('SELECT 1; SELECT 2;', 'read', 'primary', 'unsharded', { reasons: ['multi_statement'] });
+pg.add('SELECT * FROM "User" WHERE "id" IS NOT DISTINCT FROM 5', 'read', 'primary', 'reject:DBP_ERR_SQL_SHARD_UNSUPPORTED', { reasons: ['parse_failed'] });
 pg.add('SELECT app.compute_score("id") FROM "User" WHERE "id" = 1', 'read', 'primary', ['p1'], { reasons: ['user_function'] });
 pg.add("SELECT * FROM orders WHERE customer_id = 5 AND created_at > now() - interval '1 day'", 'read', 'replica', ['p1']);
 pg.add('SELECT /* FOR UPDATE */ * FROM orders /* nested /* comment */ still */ WHERE customer_id = 6', 'read', 'replica', ['p0']);
