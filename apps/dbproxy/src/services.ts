@@ -1,10 +1,11 @@
 // Every service this build contains, by name: what `dbproxy start` can run.
 import { configApiService } from '@dbproxy/config-api';
+import { mysqlEdgeService } from '@dbproxy/mysql-edge';
 import { pgEdgeService } from '@dbproxy/pg-edge';
 import type { ServiceDefinition } from '@dbproxy/runtime';
 import { topologyService } from '@dbproxy/topology';
 
-export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService, pgEdgeService];
+export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService, pgEdgeService, mysqlEdgeService];
 
 /** The definitions for `names` (all when empty), or the names that do not exist. */
 export function resolveServices(names: readonly string[]): { ok: true; services: ServiceDefinition[] } | { ok: false; unknown: string[] } {

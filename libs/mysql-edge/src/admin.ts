@@ -1,0 +1,45 @@
+// GET /mysql/backends: every configured backend's topology state with its pool figures summed over
+// this edge's processes (workers) and capability profiles.
+import type { PoolStats } from '@dbproxy/pool';
+import type { TopologyView } from '@dbproxy/topology-client';
+
+interface ProcessReport {
+  readonly pid: number;
+  readonly sessions: number;
+  readonly pools: readonly PoolStats[];
+  readonly statements: number;
+}
+
+const SUMMED = ['total', 'idle', 'inUse', 'waiters', 'capacity', 'checkouts', 'acquireTimeouts', 'resetFailures', 'creates', 'createFailures'] as const;
+
+function isReport(value: unknown): value is ProcessReport {
+  return value !== null && typeof value === 'object' && Array.isArray((value as ProcessReport).pools);
+}
+
+export function backendsReport(gathered: readonly unknown[], view: TopologyView): unknown {
+  const reports = gathered.filter(isReport);
+  const pools = new Map<string, Record<(typeof SUMMED)[number], number>>();
+  for (const report of reports) {
+    for (const stats of report.pools) {
+      const sum = pools.get(stats.backend) ?? Object.fromEntries(SUMMED.map((k) => [k, 0]));
+      for (const key of SUMMED) sum[key] += stats[key];
+      pools.set(stats.backend, sum as Record<(typeof SUMMED)[number], number>);
+    }
+  }
+  return {
+    generation: view.generation,
+    processes: reports.map((r) => ({ pid: r.pid, sessions: r.sessions, statements: r.statements })),
+    backends: [...view.backends()].map((b) => ({
+      name: b.name,
+      shard: b.shard,
+      role: b.role,
+      address: b.address,
+      connect_address: b.connectAddress,
+      healthy: b.healthy,
+      lagging: b.lagging,
+      shunned: b.shunned,
+      draining: b.draining,
+      pool: pools.get(b.name) ?? null,
+    })),
+  };
+}

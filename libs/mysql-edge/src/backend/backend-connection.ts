@@ -1,0 +1,290 @@
+// Handling of backend connections: commands written by the session that borrowed the connection,
+// responses framed and tracked to their end without decoding rows, forwarded packets handed over
+// as slices of the socket's read buffer (one batch per chunk), and the connection's own state
+// (replayed session settings, prepared statements, whether it needs a reset before reuse).
+import type { Socket } from 'node:net';
+import {
+  Command,
+  PacketFramer,
+  ResponseTracker,
+  ServerStatus,
+  WireBatch,
+  hasFlag,
+  type MysqlPacket,
+  type ResponseSummary,
+} from '@dbproxy/protocol-mysql';
+import { DbproxyError, errorMessage } from '@dbproxy/util';
+import { MysqlEdgeErrors } from '../errors';
+import type { StateTable } from '../state-machine';
+import { collationKey, BACKEND_COLLATION } from './collations';
+import type { OpenedBackend } from './backend-handshake';
+import { BackendStatements } from './statement-catalog';
+
+export type BackendConnectionState = 'ready' | 'busy' | 'closed';
+
+export const BACKEND_STATES: readonly BackendConnectionState[] = ['ready', 'busy', 'closed'];
+export const BACKEND_MOVES: Readonly<Record<BackendConnectionState, readonly BackendConnectionState[]>> = {
+  ready: ['busy', 'closed'],
+  busy: ['ready', 'closed'],
+  closed: [],
+};
+
+/** What the packets of a response are for: dropped (setup the edge sent itself) or sent on to the client. */
+export const Mode = { Swallow: 0, Forward: 1 } as const;
+export type Mode = (typeof Mode)[keyof typeof Mode];
+
+/** Whoever borrowed the connection receives its responses. */
+export interface ResponseSink {
+  /** Forwarded packets of one backend read, adjacent slices merged. */
+  deliver(slices: Buffer[]): void;
+  /** The response to the command registered with `tag` ended. */
+  responseEnd(tag: number, summary: ResponseSummary): void;
+  /** The connection failed with responses outstanding; it is closed. `lastSeq` is the last forwarded sequence id (-1: none). */
+  connectionFailed(err: DbproxyError, lastSeq: number): void;
+}
+
+export interface BackendConnectionOptions {
+  readonly backend: string;
+  readonly maxResultBytes: number;
+  readonly maxStatements: number;
+  readonly states: StateTable<BackendConnectionState>;
+}
+
+const RESET_TAG = -1;
+const RESET_PACKET = Buffer.from([1, 0, 0, 0, Command.ResetConnection]);
+let nextId = 1;
+
+export class BackendConnection {
+  readonly id = nextId++;
+  readonly backend: string;
+  readonly threadId: number;
+  readonly capabilities: number;
+  readonly serverVersion: string;
+  /** Character-set state applied on the server (see collationKey). */
+  charsetKey = collationKey(BACKEND_COLLATION);
+  /** Default schema on the server; null for none. */
+  schema: string | null = null;
+  /** Session state beyond what the edge tracks may have changed: COM_RESET_CONNECTION before reuse. */
+  dirty = false;
+  readonly statements: BackendStatements;
+  private state: BackendConnectionState = 'ready';
+  private readonly socket: Socket;
+  private readonly framer: PacketFramer;
+  private readonly tracker: ResponseTracker;
+  private readonly batch = new WireBatch();
+  private sink: ResponseSink | null = null;
+  // Outstanding responses, in order: command byte, mode and caller's tag.
+  private readonly commands: number[] = [];
+  private readonly modes: Mode[] = [];
+  private readonly tags: number[] = [];
+  private head = 0;
+  private begun = false;
+  private readonly doneTags: number[] = [];
+  private readonly doneSummaries: ResponseSummary[] = [];
+  private lastSeq = -1;
+  /** Client statement id written into a forwarded COM_STMT_PREPARE response (-1: none). */
+  rewriteStatementId = -1;
+  private failure: DbproxyError | null = null;
+  private readonly onPacket = (packet: MysqlPacket): void => this.handlePacket(packet);
+
+  constructor(
+    opened: OpenedBackend,
+    private readonly options: BackendConnectionOptions,
+  ) {
+    this.backend = options.backend;
+    this.socket = opened.socket;
+    this.framer = opened.framer;
+    this.threadId = opened.handshake.connectionId;
+    this.serverVersion = opened.handshake.serverVersion;
+    this.capabilities = opened.capabilities;
+    this.statements = new BackendStatements(options.maxStatements);
+    this.tracker = new ResponseTracker({ capabilities: opened.capabilities, maxBytes: options.maxResultBytes });
+    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.socket.on('error', (err: Error) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.message)));
+    this.socket.on('close', () => this.fail(MysqlEdgeErrors.backendLost(this.backend, 'connection closed by the server')));
+  }
+
+  /** False once the socket closed or a protocol error was seen: never lend it again. */
+  get alive(): boolean {
+    return this.state !== 'closed';
+  }
+
+  get outstanding(): number {
+    return this.commands.length - this.head;
+  }
+
+  /** A session borrows the connection: responses go to `sink` until release(). */
+  attach(sink: ResponseSink, reason: string): void {
+    this.options.states.move(this.id, this.state, 'busy', reason);
+    this.state = 'busy';
+    this.sink = sink;
+  }
+
+  /** The session is done with it (all responses ended). */
+  detach(reason: string): void {
+    this.sink = null;
+    if (this.state !== 'busy') return;
+    this.options.states.move(this.id, 'busy', 'ready', reason);
+    this.state = 'ready';
+  }
+
+  /** Registers the response to one command about to be written; commands without a response are not registered. */
+  expect(command: number, mode: Mode, tag: number): void {
+    this.commands.push(command);
+    this.modes.push(mode);
+    this.tags.push(tag);
+  }
+
+  write(bytes: Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  /** Several buffers in one syscall. */
+  writev(parts: readonly Buffer[]): void {
+    if (parts.length === 1) {
+      this.socket.write(parts[0] as Buffer);
+      return;
+    }
+    this.socket.cork();
+    for (const part of parts) this.socket.write(part);
+    this.socket.uncork();
+  }
+
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
+  resumeReading(): void {
+    this.socket.resume();
+  }
+
+  /**
+   * Before reuse by another client: COM_RESET_CONNECTION when anything untracked may have changed
+   * (it rolls back, drops variables, temporary tables and prepared statements, restores the
+   * handshake character set and keeps the schema).
+   */
+  reset(): Promise<void> {
+    if (!this.dirty) return RESOLVED;
+    return new Promise<void>((resolve, reject) => {
+      this.expect(Command.ResetConnection, Mode.Swallow, RESET_TAG);
+      this.attach(
+        {
+          deliver: () => undefined,
+          responseEnd: (_tag, summary) => {
+            if (summary.err) return reject(MysqlEdgeErrors.backendProtocol(this.backend, `reset: ${summary.err.code} ${summary.err.message}`));
+            this.detach('reset');
+            this.statements.clear();
+            this.charsetKey = collationKey(BACKEND_COLLATION);
+            this.dirty = false;
+            resolve();
+          },
+          connectionFailed: (err) => reject(err),
+        },
+        'reset',
+      );
+      this.write(RESET_PACKET);
+    });
+  }
+
+  close(reason: string): void {
+    if (this.state === 'closed') return;
+    this.options.states.move(this.id, this.state, 'closed', reason);
+    this.state = 'closed';
+    this.socket.destroy();
+  }
+
+  /** Fails the connection: closed, and the borrower (if responses are outstanding) is told. */
+  fail(err: DbproxyError): void {
+    if (this.failure) return;
+    this.failure = err;
+    const sink = this.sink;
+    const outstanding = this.outstanding > 0;
+    this.close(err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'failed');
+    if (sink && outstanding) {
+      this.commands.length = this.modes.length = this.tags.length = this.head = 0;
+      sink.connectionFailed(err, this.lastSeq);
+    }
+  }
+
+  private onData(chunk: Buffer): void {
+    try {
+      this.framer.feed(chunk, this.onPacket);
+    } catch (err) {
+      this.flushBatch();
+      this.fail(err instanceof DbproxyError && err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? err : MysqlEdgeErrors.backendProtocol(this.backend, errorMessage(err)));
+      return;
+    }
+    this.flushBatch();
+    const sink = this.sink;
+    const done = this.doneTags.length;
+    if (done === 0 || sink === null) return;
+    for (let i = 0; i < done; i++) sink.responseEnd(this.doneTags[i] as number, this.doneSummaries[i] as ResponseSummary);
+    this.doneTags.length = 0;
+    this.doneSummaries.length = 0;
+  }
+
+  private flushBatch(): void {
+    if (this.batch.byteLength > 0) this.sink?.deliver(this.batch.take());
+  }
+
+  private handlePacket(packet: MysqlPacket): void {
+    const head = this.head;
+    if (head >= this.commands.length) throw MysqlEdgeErrors.backendProtocol(this.backend, `unsolicited packet of ${packet.payload.length} bytes`);
+    const tracker = this.tracker;
+    if (!this.begun) {
+      tracker.begin(this.commands[head] as number);
+      this.begun = true;
+    }
+    const step = tracker.feed(packet);
+    if (this.modes[head] === Mode.Forward) {
+      if (step.role === 'prepare-ok' && this.rewriteStatementId >= 0) packet.wire.writeUInt32LE(this.rewriteStatementId, 5);
+      if (step.role === 'local-infile') this.refuseLocalInfile(packet);
+      else {
+        this.batch.push(packet.wire);
+        this.lastSeq = packet.lastSequenceId;
+      }
+      if (tracker.summary.limitExceeded !== null) throw MysqlEdgeErrors.resultTooLarge(this.options.maxResultBytes);
+    } else if (step.role === 'local-infile') this.refuseLocalInfile(packet);
+    if (!step.complete) return;
+    this.doneTags.push(this.tags[head] as number);
+    this.doneSummaries.push(tracker.summary);
+    this.begun = false;
+    this.head = head + 1;
+    if (this.head === this.commands.length) {
+      this.commands.length = this.modes.length = this.tags.length = 0;
+      this.head = 0;
+    }
+  }
+
+  /** LOAD DATA LOCAL is not offered to clients: an empty packet tells the server no file comes. */
+  private refuseLocalInfile(packet: MysqlPacket): void {
+    this.socket.write(Buffer.from([0, 0, 0, (packet.lastSequenceId + 1) & 0xff]));
+  }
+
+  /** Sequence id of the last packet forwarded in the current exchange (-1 before any). */
+  takeLastSeq(): number {
+    const seq = this.lastSeq;
+    this.lastSeq = -1;
+    return seq;
+  }
+}
+
+const RESOLVED = Promise.resolve();
+
+/** A COM_QUERY packet (sequence 0) for edge-issued statements; they never carry query attributes. */
+export function queryPacket(sql: string): Buffer {
+  const length = Buffer.byteLength(sql, 'utf8') + 1;
+  const buf = Buffer.allocUnsafe(4 + length);
+  buf.writeUIntLE(length, 0, 3);
+  buf[3] = 0;
+  buf[4] = Command.Query;
+  buf.write(sql, 5, 'utf8');
+  return buf;
+}
+
+/** True when the server says a transaction is open or autocommit is off after the response. */
+export function holdsTransaction(summary: ResponseSummary): boolean {
+  if (summary.err !== null) return false;
+  const flags = summary.statusFlags;
+  return hasFlag(flags, ServerStatus.InTrans) || !hasFlag(flags, ServerStatus.Autocommit);
+}

@@ -1,0 +1,216 @@
+// Opening one pooled backend connection: TCP (and TLS when configured), the server's greeting,
+// authentication with the pool's credentials, then the setup queries every pooled connection
+// needs. Runs once per connection, off the query path.
+import { connect as netConnect, type Socket } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import {
+  ClientAuthExchange,
+  Command,
+  PacketFramer,
+  PacketWriter,
+  ResponseTracker,
+  decodeErr,
+  decodeInitialHandshake,
+  encodeHandshakeResponse,
+  encodeQuery,
+  encodeSslRequest,
+  isErrPacket,
+  textRowCells,
+  type InitialHandshake,
+  type MysqlPacket,
+} from '@dbproxy/protocol-mysql';
+import { errorMessage } from '@dbproxy/util';
+import { MysqlEdgeErrors } from '../errors';
+import { BACKEND_COLLATION } from './collations';
+
+export interface BackendTls {
+  readonly options: ConnectionOptions;
+}
+
+/** Where and as whom a pool connects. */
+export interface BackendEndpoint {
+  readonly backend: string;
+  readonly host: string;
+  readonly port: number;
+  readonly username: string;
+  readonly password: string;
+  readonly tls: BackendTls | null;
+}
+
+export interface SetupQuery {
+  readonly sql: string;
+  /** Receives the text rows' cells when the query returns a result set. */
+  readonly rows?: (cells: (Buffer | null)[][]) => void;
+}
+
+export interface OpenedBackend {
+  readonly socket: Socket;
+  readonly framer: PacketFramer;
+  readonly handshake: InitialHandshake;
+  /** Capabilities in force on the connection (ours ∩ the server's). */
+  readonly capabilities: number;
+}
+
+/** Reads packets off a socket during the handshake, one awaited at a time. */
+class HandshakePump {
+  private readonly queue: MysqlPacket[] = [];
+  private waiting: { resolve: (p: MysqlPacket) => void; reject: (e: Error) => void } | null = null;
+  private failure: Error | null = null;
+  private readonly onData = (chunk: Buffer) => {
+    try {
+      this.framer.feed(chunk, (p) => void this.queue.push(p));
+    } catch (err) {
+      this.fail(err instanceof Error ? err : new Error(String(err)));
+    }
+    this.wake();
+  };
+  private readonly onEnd = () => this.fail(new Error('the server closed the connection'));
+  private readonly onError = (err: Error) => this.fail(err);
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly framer: PacketFramer,
+  ) {
+    socket.on('data', this.onData);
+    socket.on('close', this.onEnd);
+    socket.on('error', this.onError);
+  }
+
+  next(): Promise<MysqlPacket> {
+    const queued = this.queue.shift();
+    if (queued) return Promise.resolve(queued);
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }));
+  }
+
+  fail(err: Error): void {
+    this.failure ??= err;
+    this.wake();
+  }
+
+  detach(): void {
+    this.socket.off('data', this.onData);
+    this.socket.off('close', this.onEnd);
+    this.socket.off('error', this.onError);
+  }
+
+  private wake(): void {
+    const waiting = this.waiting;
+    if (!waiting) return;
+    const queued = this.queue.shift();
+    if (queued) {
+      this.waiting = null;
+      waiting.resolve(queued);
+    } else if (this.failure) {
+      this.waiting = null;
+      waiting.reject(this.failure);
+    }
+  }
+}
+
+function tcpConnect(endpoint: BackendEndpoint, signal: AbortSignal): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = netConnect({ host: endpoint.host, port: endpoint.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 });
+    const onAbort = () => {
+      socket.destroy();
+      reject(signal.reason instanceof Error ? signal.reason : new Error('connect aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    socket.once('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(MysqlEdgeErrors.backendConnect(endpoint.backend, err.message));
+    });
+    socket.once('connect', () => {
+      signal.removeEventListener('abort', onAbort);
+      socket.removeAllListeners('error');
+      resolve(socket);
+    });
+  });
+}
+
+function upgradeTls(socket: Socket, endpoint: BackendEndpoint, tls: BackendTls): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const secure = tlsConnect({ ...tls.options, socket, servername: tls.options.servername ?? endpoint.host });
+    secure.once('secureConnect', () => {
+      secure.removeAllListeners('error');
+      resolve(secure);
+    });
+    secure.once('error', (err) => reject(MysqlEdgeErrors.backendConnect(endpoint.backend, `TLS: ${err.message}`)));
+  });
+}
+
+/** Connects, authenticates and runs the setup queries; the abort signal (connect timeout, drain) ends it. */
+export async function openBackend(endpoint: BackendEndpoint, capabilities: number, setup: readonly SetupQuery[], signal: AbortSignal): Promise<OpenedBackend> {
+  let socket = await tcpConnect(endpoint, signal);
+  let framer = new PacketFramer();
+  let pump = new HandshakePump(socket, framer);
+  const onAbort = () => pump.fail(signal.reason instanceof Error ? signal.reason : new Error('connect aborted'));
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const greeting = await pump.next();
+    if (isErrPacket(greeting.payload)) throw MysqlEdgeErrors.backendConnect(endpoint.backend, decodeErr(greeting.payload).message);
+    const handshake = decodeInitialHandshake(greeting.payload);
+    const auth = new ClientAuthExchange({ username: endpoint.username, password: endpoint.password, secure: endpoint.tls !== null, capabilities, characterSet: BACKEND_COLLATION });
+    const w = new PacketWriter(256);
+    let seq = 1;
+    const response = auth.respond(handshake);
+    if (endpoint.tls) {
+      seq = encodeSslRequest(w, seq, { capabilities: response.capabilities, characterSet: response.characterSet });
+      socket.write(w.flush());
+      pump.detach();
+      socket = await upgradeTls(socket, endpoint, endpoint.tls);
+      framer = new PacketFramer();
+      pump = new HandshakePump(socket, framer);
+    }
+    encodeHandshakeResponse(w, seq, response);
+    socket.write(w.flush());
+    await authenticate(pump, socket, auth, w, endpoint.backend);
+    for (const query of setup) await runSetupQuery(pump, socket, w, auth.capabilities, query, endpoint.backend);
+    pump.detach();
+    return { socket, framer, handshake, capabilities: auth.capabilities };
+  } catch (err) {
+    pump.detach();
+    socket.destroy();
+    if (err instanceof Error && 'code' in err && String(err.code).startsWith('DBP_ERR_')) throw err;
+    throw MysqlEdgeErrors.backendConnect(endpoint.backend, errorMessage(err));
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+async function authenticate(pump: HandshakePump, socket: Socket, auth: ClientAuthExchange, w: PacketWriter, backend: string): Promise<void> {
+  for (;;) {
+    const packet = await pump.next();
+    const step = auth.next(packet.payload);
+    switch (step.kind) {
+      case 'done':
+        return;
+      case 'failed':
+        throw MysqlEdgeErrors.backendAuth(backend, `${step.err.code} ${step.err.message}`);
+      case 'wait':
+        continue;
+      case 'send':
+        w.begin(packet.sequenceId + 1).bytes(step.data);
+        w.end();
+        socket.write(w.flush());
+    }
+  }
+}
+
+async function runSetupQuery(pump: HandshakePump, socket: Socket, w: PacketWriter, capabilities: number, query: SetupQuery, backend: string): Promise<void> {
+  encodeQuery(w, query.sql, capabilities);
+  socket.write(w.flush());
+  const tracker = new ResponseTracker({ capabilities });
+  tracker.begin(Command.Query);
+  const rows: (Buffer | null)[][] = [];
+  let columns = 0;
+  do {
+    const packet = await pump.next();
+    const step = tracker.feed(packet);
+    if (step.role === 'column-count') columns = packet.payload[0] ?? 0;
+    else if (step.role === 'row') rows.push(textRowCells(packet.payload, columns));
+  } while (!tracker.complete);
+  const err = tracker.summary.err;
+  if (err) throw MysqlEdgeErrors.backendConnect(backend, `${query.sql}: ${err.code} ${err.message}`);
+  query.rows?.(rows);
+}

@@ -1,0 +1,194 @@
+// The edge's backend pools: one bounded libs/pool pool per backend and client capability profile
+// (forwarded bytes must be in the format the client negotiated), sized from the configuration
+// epoch, connecting where topology says (DNS pins), retired on drain actions, drained when removed.
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import type { DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
+import { BackendPool, type ConnectionFactory, type PoolSizing, type PoolStats } from '@dbproxy/pool';
+import { Capability } from '@dbproxy/protocol-mysql';
+import type { TopologyView } from '@dbproxy/topology-client';
+import type { EdgeEpoch } from '../epoch';
+import type { StateTable } from '../state-machine';
+import { BackendConnection, type BackendConnectionState } from './backend-connection';
+import { openBackend, type BackendEndpoint, type SetupQuery } from './backend-handshake';
+import { COLLATIONS_QUERY, type CollationCatalog } from './collations';
+
+/** Client capabilities that change the bytes of responses: each combination gets its own pools. */
+export const PROFILE_FLAGS = (Capability.DeprecateEof | Capability.FoundRows | Capability.IgnoreSpace | Capability.SessionTrack) >>> 0;
+
+/** What the edge asks of every backend, before the profile's flags. */
+const BACKEND_BASE_CAPABILITIES =
+  (Capability.LongPassword |
+    Capability.LongFlag |
+    Capability.Protocol41 |
+    Capability.Transactions |
+    Capability.SecureConnection |
+    Capability.MultiStatements |
+    Capability.MultiResults |
+    Capability.PsMultiResults |
+    Capability.PluginAuth |
+    Capability.PluginAuthLenencClientData) >>>
+  0;
+
+export interface PoolDeps {
+  readonly epoch: () => EdgeEpoch;
+  readonly topology: () => TopologyView;
+  readonly collations: CollationCatalog;
+  readonly states: StateTable<BackendConnectionState>;
+  /** Processes serving this edge: each gets its share of pool_max and reserved_pool. */
+  readonly processes: number;
+  /** A backend could not be reached / was reached (the directory's local memory). */
+  readonly onConnect: (backend: string, ok: boolean) => void;
+}
+
+export interface ResetCounts {
+  resets: number;
+  clean: number;
+}
+
+type Backend = DeepReadonly<MysqlBackendConfig>;
+
+function splitAddress(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  const host = address.slice(0, at);
+  return { host: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(address.slice(at + 1)) };
+}
+
+function tlsOptions(b: Backend): ConnectionOptions | null {
+  if (!b.tls.enabled) return null;
+  return {
+    ...(b.tls.ca_path ? { ca: readFileSync(b.tls.ca_path) } : {}),
+    ...(b.tls.client_cert_path ? { cert: readFileSync(b.tls.client_cert_path) } : {}),
+    ...(b.tls.client_key_path ? { key: readFileSync(b.tls.client_key_path) } : {}),
+    ...(b.tls.server_name ? { servername: b.tls.server_name } : {}),
+    rejectUnauthorized: true,
+  };
+}
+
+/** Address, credentials and TLS: when these change, the backend's pools take a new factory. */
+function connectionKey(b: Backend): string {
+  return JSON.stringify([b.address, b.username, b.password, b.tls]);
+}
+
+/** One process's share of the configured sizes; deadlines from [mysql]. */
+export function poolSizing(epoch: EdgeEpoch, b: Backend, processes: number): PoolSizing {
+  const mysql = epoch.config.mysql;
+  const share = (n: number) => Math.max(1, Math.ceil(n / processes));
+  return {
+    max: share(b.pool_max ?? mysql.pool_max_per_backend),
+    reserved: b.role === 'primary' && b.reserved_pool > 0 ? share(b.reserved_pool) : 0,
+    acquireTimeoutMs: mysql.pool_acquire_timeout_seconds * 1000,
+    connectTimeoutMs: mysql.connect_timeout_seconds * 1000,
+    resetTimeoutMs: mysql.connect_timeout_seconds * 1000,
+    idleTimeoutMs: mysql.pool_idle_timeout_seconds * 1000,
+    maxLifetimeMs: mysql.pool_max_lifetime_seconds * 1000,
+    maxWaiters: mysql.max_connections,
+  };
+}
+
+export class BackendPools {
+  private readonly pools = new Map<string, BackendPool<BackendConnection>>();
+  private readonly keys = new Map<string, string>();
+  private readonly resetCounts = new Map<string, ResetCounts>();
+
+  constructor(private readonly deps: PoolDeps) {}
+
+  /** The pool of `backend` for clients of capability `profile` (made on first use). */
+  pool(backend: string, profile: number): BackendPool<BackendConnection> | undefined {
+    const key = `${backend}/${profile.toString(16)}`;
+    let pool = this.pools.get(key);
+    if (pool !== undefined) return pool;
+    const epoch = this.deps.epoch();
+    const config = epoch.backends.get(backend);
+    if (!config) return undefined;
+    pool = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile), ...poolSizing(epoch, config, this.deps.processes) });
+    this.pools.set(key, pool);
+    this.keys.set(backend, connectionKey(config));
+    return pool;
+  }
+
+  /** (in use + waiters) / capacity of the backend's pool for `profile`; 0 before it exists. */
+  pressure(backend: string, profile: number): number {
+    return this.pools.get(`${backend}/${profile.toString(16)}`)?.pressure() ?? 0;
+  }
+
+  /** A new epoch: new sizes; new factories where the connection changed; removed backends drained. */
+  configure(epoch: EdgeEpoch, removedDrainDeadlineMs: number): void {
+    for (const [key, pool] of this.pools) {
+      const config = epoch.backends.get(pool.backend);
+      if (!config) {
+        this.pools.delete(key);
+        void pool.drain({ deadlineMs: removedDrainDeadlineMs });
+        continue;
+      }
+      pool.configure(poolSizing(epoch, config, this.deps.processes));
+      const next = connectionKey(config);
+      if (this.keys.get(pool.backend) !== next) pool.replaceFactory(this.factory(pool.backend, Number.parseInt(key.slice(key.lastIndexOf('/') + 1), 16)), 'connection-changed');
+    }
+    for (const [name, config] of epoch.backends) this.keys.set(name, connectionKey(config));
+  }
+
+  /** Drain actions and DNS pin changes: connections to `backend` close when released. */
+  retire(backend: string, reason: string): void {
+    for (const pool of this.pools.values()) if (pool.backend === backend) pool.retire(reason);
+  }
+
+  /** Retires the pools of backends that started draining or moved (DNS pin) in this snapshot. */
+  onTopology(next: TopologyView, previous: TopologyView): void {
+    for (const state of next.backends()) {
+      const before = previous.backend(state.name);
+      if (state.draining && !before?.draining) this.retire(state.name, 'drain');
+      else if (before && before.connectAddress !== state.connectAddress) this.retire(state.name, 'dns-pin');
+    }
+  }
+
+  stats(): PoolStats[] {
+    return [...this.pools.values()].map((p) => p.stats());
+  }
+
+  resets(): ReadonlyMap<string, ResetCounts> {
+    return this.resetCounts;
+  }
+
+  async drain(deadlineMs: number): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.drain({ deadlineMs })));
+  }
+
+  private endpoint(backend: string): BackendEndpoint {
+    const config = this.deps.epoch().backends.get(backend);
+    if (!config) throw new Error(`backend ${backend} is no longer configured`);
+    const address = this.deps.topology().backend(backend)?.connectAddress ?? config.address;
+    const tls = tlsOptions(config);
+    return { backend, ...splitAddress(address), username: config.username, password: config.password, tls: tls ? { options: tls } : null };
+  }
+
+  private factory(backend: string, profile: number): ConnectionFactory<BackendConnection> {
+    const capabilities = (BACKEND_BASE_CAPABILITIES | profile) >>> 0;
+    let counts = this.resetCounts.get(backend);
+    if (!counts) this.resetCounts.set(backend, (counts = { resets: 0, clean: 0 }));
+    const resetCounts = counts;
+    return {
+      create: async (signal) => {
+        const epoch = this.deps.epoch();
+        const setup: SetupQuery[] = [];
+        if (!this.deps.collations.loaded) setup.push({ sql: COLLATIONS_QUERY, rows: (rows) => this.deps.collations.load(rows) });
+        try {
+          const opened = await openBackend(this.endpoint(backend), capabilities, setup, signal);
+          this.deps.onConnect(backend, true);
+          const mysql = epoch.config.mysql;
+          return new BackendConnection(opened, { backend, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: this.deps.states });
+        } catch (err) {
+          this.deps.onConnect(backend, false);
+          throw err;
+        }
+      },
+      reset: (conn) => {
+        if (conn.dirty) resetCounts.resets++;
+        else resetCounts.clean++;
+        return conn.reset();
+      },
+      destroy: (conn, reason) => conn.close(reason),
+      isAlive: (conn) => conn.alive,
+    };
+  }
+}

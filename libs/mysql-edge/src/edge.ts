@@ -1,0 +1,145 @@
+// One mysql-edge process: the epoch in force, backend pools, catalogs, telemetry, the sessions it
+// serves and the one deadline sweep that checks them all (no timer per session).
+import { generateKeyPair } from 'node:crypto';
+import type { Socket } from 'node:net';
+import type { Tracer } from '@opentelemetry/api';
+import type { ConfigSnapshot } from '@dbproxy/config';
+import type { Logger } from '@dbproxy/observability';
+import type { RejectReason, ServiceContext } from '@dbproxy/runtime';
+import type { TopologyClient } from '@dbproxy/topology-client';
+import { BoundedLru } from '@dbproxy/util';
+import { BACKEND_MOVES, BACKEND_STATES, type BackendConnectionState } from './backend/backend-connection';
+import { BackendPools } from './backend/backend-pools';
+import { CollationCatalog } from './backend/collations';
+import { StatementCatalog } from './backend/statement-catalog';
+import { SESSION_MOVES, SESSION_STATES, type CoarseClock, type EdgeContext, type SessionState } from './edge-context';
+import { buildEpoch, type EdgeEpoch } from './epoch';
+import { MysqlEdgeErrors, toMysqlError } from './errors';
+import type { RsaKeys } from './frontend/client-login';
+import { loadFrontendTls, type FrontendTls } from './frontend/frontend-tls';
+import { QueryCounters, createEdgeMetrics, type EdgeMetrics } from './metrics';
+import { ClientSession } from './session/client-session';
+import type { ListenerRole } from './session/route-planner';
+import { StateTable } from './state-machine';
+import { errPacket } from './wire';
+
+const SWEEP_INTERVAL_MS = 1000;
+const SHA2_CACHE_SIZE = 10_000;
+
+function rsaKeys(): Promise<RsaKeys> {
+  return new Promise((resolve, reject) =>
+    generateKeyPair('rsa', { modulusLength: 2048 }, (err, publicKey, privateKey) => {
+      if (err) return reject(err);
+      resolve({ privateKey, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+    }),
+  );
+}
+
+export class MysqlEdge implements EdgeContext {
+  private current: EdgeEpoch;
+  readonly pools: BackendPools;
+  readonly catalog = new StatementCatalog();
+  readonly collations = new CollationCatalog();
+  readonly tls: FrontendTls;
+  rsa: RsaKeys | undefined;
+  readonly sha2Cache = new BoundedLru<string, Buffer>(SHA2_CACHE_SIZE);
+  readonly metrics: EdgeMetrics;
+  readonly queries = new QueryCounters();
+  readonly clock: { now: number } & CoarseClock = { now: Date.now() };
+  readonly sessionStates: StateTable<SessionState>;
+  readonly backendStates: StateTable<BackendConnectionState>;
+  readonly tracer: Tracer | null;
+  readonly logger: Logger;
+  draining = false;
+  private readonly sessions = new Set<ClientSession>();
+  private readonly sweepTimer: NodeJS.Timeout;
+
+  constructor(
+    ctx: ServiceContext,
+    private readonly topology: TopologyClient,
+    processes: number,
+  ) {
+    this.logger = ctx.logger;
+    this.tracer = ctx.local.telemetry.otlp_endpoint ? ctx.tracer : null;
+    this.tls = loadFrontendTls(ctx.local);
+    this.current = buildEpoch(ctx.config.current(), () => topology.current(), undefined);
+    this.sessionStates = new StateTable('mysql-session', SESSION_STATES, SESSION_MOVES, ctx.logger);
+    this.backendStates = new StateTable('mysql-backend', BACKEND_STATES, BACKEND_MOVES, ctx.logger);
+    this.pools = new BackendPools({
+      epoch: () => this.current,
+      topology: () => topology.current(),
+      collations: this.collations,
+      states: this.backendStates,
+      processes,
+      onConnect: (backend, ok) => (ok ? this.current.directory.markReachable(backend) : this.current.directory.markFailed(backend, Date.now())),
+    });
+    this.metrics = createEdgeMetrics(ctx.metrics, {
+      queries: this.queries,
+      pools: () => this.pools.stats(),
+      roleOf: (backend) => topology.backend(backend)?.role ?? this.current.backends.get(backend)?.role ?? 'unknown',
+      resets: () => this.pools.resets(),
+      transitions: () => [...this.sessionStates.snapshot(), ...this.backendStates.snapshot()],
+      classification: () => this.current.router.stats(),
+    });
+    this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweepTimer.unref();
+  }
+
+  async start(): Promise<void> {
+    this.rsa = await rsaKeys();
+  }
+
+  epoch(): EdgeEpoch {
+    return this.current;
+  }
+
+  /** A new configuration epoch: new sessions (and unpinned ones at their next statement) use it. */
+  applyConfig(snapshot: ConfigSnapshot): void {
+    this.current = buildEpoch(snapshot, () => this.topology.current(), this.current);
+    this.pools.configure(this.current, this.current.config.proxy.shutdown_timeout_seconds * 1000);
+  }
+
+  accept(socket: Socket, listener: ListenerRole): void {
+    socket.setNoDelay(true);
+    this.sessions.add(new ClientSession(socket, listener, this));
+  }
+
+  /** Admission refused: an ERR packet instead of the greeting (1040 or 1053), then the socket ends. */
+  reject(socket: Socket, reason: RejectReason): void {
+    const err = reason === 'draining' ? MysqlEdgeErrors.shuttingDown() : MysqlEdgeErrors.tooManyConnections(this.current.config.mysql.max_connections);
+    const wire = toMysqlError(err);
+    this.metrics.errors.inc({ code: String(wire.code) });
+    socket.end(errPacket(0, wire, 0));
+  }
+
+  sessionClosed(session: object): void {
+    this.sessions.delete(session as ClientSession);
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  private sweep(): void {
+    const now = (this.clock.now = Date.now());
+    for (const session of this.sessions) session.checkDeadline(now);
+  }
+
+  /** Stop taking work: idle sessions close now, busy ones after their command, pinned ones when their pin ends or at the deadline. */
+  async drain(deadline: number): Promise<void> {
+    this.draining = true;
+    for (const session of this.sessions) if (session.state === 'ready' && !session.pinned) session.close('draining', true);
+    while (this.sessions.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    for (const session of [...this.sessions]) session.close('shutdown');
+    await this.pools.drain(0);
+  }
+
+  /** This process's pool figures (GET /mysql/backends gathers them from every worker). */
+  poolReport(): unknown {
+    return { pid: process.pid, sessions: this.sessions.size, pools: this.pools.stats(), statements: this.catalog.size };
+  }
+}

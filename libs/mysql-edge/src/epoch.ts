@@ -1,0 +1,82 @@
+// One configuration epoch as sessions see it: settings, frontend accounts, backends, the SQL
+// router and the backend directory. A session holds the epoch it runs on; a pinned session keeps
+// its epoch until the pin ends, others move to the newest one at their next statement.
+import type { ConfigSnapshot, DbproxyConfig, DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
+import { CACHING_SHA2_PLUGIN, NATIVE_PASSWORD_PLUGIN, type AccountCredential } from '@dbproxy/protocol-mysql';
+import { SqlRouter } from '@dbproxy/sql';
+import type { TopologyView } from '@dbproxy/topology-client';
+import { BackendDirectory } from './routing/backend-directory';
+
+export interface EdgeLimits {
+  readonly maxPacketBytes: number;
+  readonly queryTimeoutMs: number;
+  readonly clientReadTimeoutMs: number;
+  readonly clientWriteTimeoutMs: number;
+  readonly loginTimeoutMs: number;
+  readonly maxStatements: number;
+  readonly maxStatementBytes: number;
+  readonly readAfterWriteMs: number;
+}
+
+export interface EdgeEpoch {
+  readonly epoch: number;
+  readonly config: DeepReadonly<DbproxyConfig>;
+  readonly backends: ReadonlyMap<string, DeepReadonly<MysqlBackendConfig>>;
+  readonly accounts: ReadonlyMap<string, AccountCredential>;
+  readonly router: SqlRouter;
+  readonly directory: BackendDirectory;
+  readonly defaultShard: string;
+  readonly fallbackToPrimary: boolean;
+  readonly multiStatements: 'reject' | 'primary';
+  readonly limits: EdgeLimits;
+}
+
+function accountsOf(config: DeepReadonly<DbproxyConfig>): Map<string, AccountCredential> {
+  const accounts = new Map<string, AccountCredential>();
+  for (const user of config.users) {
+    const account: AccountCredential =
+      user.mysql_auth_plugin === 'mysql_native_password' ? { plugin: NATIVE_PASSWORD_PLUGIN, password: user.password } : { plugin: CACHING_SHA2_PLUGIN, password: user.password };
+    accounts.set(user.name, account);
+  }
+  return accounts;
+}
+
+/** Settings the SQL router is built from: unchanged settings keep the router and its warm cache. */
+function routerKey(config: DeepReadonly<DbproxyConfig>): string {
+  const m = config.mysql;
+  return JSON.stringify([m.classification_cache_size, m.allowed_functions, m.sharding]);
+}
+
+export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyView, previous: EdgeEpoch | undefined): EdgeEpoch {
+  const config = snapshot.config;
+  const m = config.mysql;
+  const sameRouter = previous !== undefined && routerKey(previous.config) === routerKey(config);
+  const router = sameRouter
+    ? previous.router
+    : new SqlRouter({ dialect: 'mysql', shardRules: [], multiShard: m.sharding.multi_shard, cacheSize: m.classification_cache_size, allowedFunctions: [...m.allowed_functions] });
+  const health = config.health;
+  const suspectMs = Math.max(2_000, health.interval_seconds * 1000 * (health.failures_before_down + 1));
+  const directory =
+    previous !== undefined && previous.config.mysql.pressure_margin === m.pressure_margin ? previous.directory : new BackendDirectory(topology, m.pressure_margin, suspectMs);
+  return {
+    epoch: snapshot.epoch,
+    config,
+    backends: new Map(config.mysql_backends.map((b) => [b.name, b])),
+    accounts: accountsOf(config),
+    router,
+    directory,
+    defaultShard: m.sharding.default_shard,
+    fallbackToPrimary: m.fallback_to_primary,
+    multiStatements: m.multi_statements,
+    limits: {
+      maxPacketBytes: m.max_packet_bytes,
+      queryTimeoutMs: m.query_timeout_seconds * 1000,
+      clientReadTimeoutMs: config.proxy.client_read_timeout_seconds * 1000,
+      clientWriteTimeoutMs: config.proxy.client_write_timeout_seconds * 1000,
+      loginTimeoutMs: Math.max(10_000, m.connect_timeout_seconds * 2000),
+      maxStatements: m.max_prepared_statements,
+      maxStatementBytes: m.max_prepared_statement_bytes,
+      readAfterWriteMs: m.read_after_write_seconds * 1000,
+    },
+  };
+}

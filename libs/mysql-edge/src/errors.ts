@@ -1,0 +1,106 @@
+// The error registry of mysql-edge and its one translator into MySQL ERR packets (errno + SQLSTATE).
+import { createError, DbproxyError, errorMessage } from '@dbproxy/util';
+
+export const MysqlEdgeErrors = {
+  accessDenied: createError<[string, string, string]>('DBP_ERR_MYSQLEDGE_ACCESS_DENIED', "Access denied for user '%s'@'%s' (using password: %s)"),
+  tlsRequired: createError('DBP_ERR_MYSQLEDGE_TLS_REQUIRED', 'Connections using insecure transport are prohibited (proxy.tls.mode = "required")'),
+  handshake: createError<[string]>('DBP_ERR_MYSQLEDGE_HANDSHAKE', 'Bad handshake: %s'),
+  loginTimeout: createError<[number]>('DBP_ERR_MYSQLEDGE_LOGIN_TIMEOUT', 'login did not complete within %d s'),
+  tooManyConnections: createError<[number]>('DBP_ERR_MYSQLEDGE_TOO_MANY_CONNECTIONS', 'Too many connections (mysql.max_connections = %d)'),
+  shuttingDown: createError('DBP_ERR_MYSQLEDGE_SHUTTING_DOWN', 'Server shutdown in progress'),
+  unknownCommand: createError<[string]>('DBP_ERR_MYSQLEDGE_UNKNOWN_COMMAND', 'Unknown command 0x%s: dbproxy does not serve it'),
+  multiStatement: createError('DBP_ERR_MYSQLEDGE_MULTI_STATEMENT', 'Multi-statement requests are not supported (mysql.multi_statements = "reject"); send one statement per query'),
+  readOnly: createError<[string]>('DBP_ERR_MYSQLEDGE_READ_ONLY', 'The read-only listener cannot execute %s statements; use the read-write listener'),
+  noBackend: createError<[string, string]>('DBP_ERR_MYSQLEDGE_NO_BACKEND', 'No usable %s backend for shard "%s"'),
+  backendConnect: createError<[string, string]>('DBP_ERR_MYSQLEDGE_BACKEND_CONNECT', 'Cannot connect to backend %s: %s'),
+  backendAuth: createError<[string, string]>('DBP_ERR_MYSQLEDGE_BACKEND_AUTH', 'Backend %s refused the pool connection: %s'),
+  backendLost: createError<[string, string]>('DBP_ERR_MYSQLEDGE_BACKEND_LOST', 'Lost connection to backend %s during query (%s)'),
+  backendProtocol: createError<[string, string]>('DBP_ERR_MYSQLEDGE_BACKEND_PROTOCOL', 'Backend %s sent an unexpected response: %s'),
+  pinLost: createError<[string, string]>(
+    'DBP_ERR_MYSQLEDGE_PIN_LOST',
+    'The backend connection holding this session (%s) was lost (%s); its transaction or session state is gone: reconnect',
+  ),
+  queryTimeout: createError<[number]>('DBP_ERR_MYSQLEDGE_QUERY_TIMEOUT', 'Query execution was interrupted (mysql.query_timeout_seconds = %d exceeded)'),
+  resultTooLarge: createError<[number]>('DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE', 'The result exceeds mysql.max_result_bytes = %d; add a LIMIT or raise the limit'),
+  acquireTimeout: createError<[string, string]>('DBP_ERR_MYSQLEDGE_ACQUIRE_TIMEOUT', 'No connection to backend %s became free: %s'),
+  unknownStatement: createError<[number, string]>('DBP_ERR_MYSQLEDGE_UNKNOWN_STATEMENT', 'Unknown prepared statement handler (%d) given to %s'),
+  tooManyStatements: createError<[number]>(
+    'DBP_ERR_MYSQLEDGE_TOO_MANY_STATEMENTS',
+    "Can't create more than max_prepared_statements statements in one session (current value: %d)",
+  ),
+  statementMemory: createError<[number]>('DBP_ERR_MYSQLEDGE_STATEMENT_MEMORY', 'Prepared statements of this session exceed mysql.max_prepared_statement_bytes = %d'),
+  noCursor: createError<[number]>('DBP_ERR_MYSQLEDGE_NO_CURSOR', 'The statement (%d) has no open cursor'),
+  missingTypes: createError<[number]>('DBP_ERR_MYSQLEDGE_MISSING_TYPES', 'Incorrect arguments to mysqld_stmt_execute: statement %d was never bound with parameter types'),
+  shardUnsupported: createError<[string]>('DBP_ERR_MYSQLEDGE_SHARD_UNSUPPORTED', 'Statement cannot be routed: %s'),
+  protocol: createError<[string]>('DBP_ERR_MYSQLEDGE_PROTOCOL', 'Malformed packet: %s'),
+  illegalTransition: createError<[string, string, string, string]>('DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION', '%s cannot go from %s to %s (%s)'),
+} as const;
+
+/** What goes into an ERR packet. */
+export interface MysqlError {
+  readonly code: number;
+  readonly sqlState: string;
+  readonly message: string;
+}
+
+/** errno and SQLSTATE for each code (MariaDB/MySQL server and client error references). */
+const WIRE: Readonly<Record<string, readonly [number, string]>> = {
+  DBP_ERR_MYSQLEDGE_ACCESS_DENIED: [1045, '28000'], // ER_ACCESS_DENIED_ERROR
+  DBP_ERR_MYSQLEDGE_TLS_REQUIRED: [3159, 'HY000'], // ER_SECURE_TRANSPORT_REQUIRED
+  DBP_ERR_MYSQLEDGE_HANDSHAKE: [1043, '08S01'], // ER_HANDSHAKE_ERROR
+  DBP_ERR_MYSQLEDGE_LOGIN_TIMEOUT: [1043, '08S01'], // ER_HANDSHAKE_ERROR
+  DBP_ERR_MYSQLEDGE_TOO_MANY_CONNECTIONS: [1040, '08004'], // ER_CON_COUNT_ERROR
+  DBP_ERR_MYSQLEDGE_SHUTTING_DOWN: [1053, '08S01'], // ER_SERVER_SHUTDOWN
+  DBP_ERR_MYSQLEDGE_UNKNOWN_COMMAND: [1047, '08S01'], // ER_UNKNOWN_COM_ERROR
+  DBP_ERR_MYSQLEDGE_MULTI_STATEMENT: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_READ_ONLY: [1290, 'HY000'], // ER_OPTION_PREVENTS_STATEMENT
+  DBP_ERR_MYSQLEDGE_NO_BACKEND: [2003, 'HY000'], // CR_CONN_HOST_ERROR
+  DBP_ERR_MYSQLEDGE_BACKEND_CONNECT: [2003, 'HY000'], // CR_CONN_HOST_ERROR
+  DBP_ERR_MYSQLEDGE_BACKEND_AUTH: [1045, '28000'], // ER_ACCESS_DENIED_ERROR (the pool's credentials)
+  DBP_ERR_MYSQLEDGE_BACKEND_LOST: [2013, 'HY000'], // CR_SERVER_LOST
+  DBP_ERR_MYSQLEDGE_BACKEND_PROTOCOL: [2027, 'HY000'], // CR_MALFORMED_PACKET
+  DBP_ERR_MYSQLEDGE_PIN_LOST: [2013, 'HY000'], // CR_SERVER_LOST
+  DBP_ERR_MYSQLEDGE_QUERY_TIMEOUT: [1969, '70100'], // ER_STATEMENT_TIMEOUT
+  DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE: [1104, '42000'], // ER_TOO_BIG_SELECT
+  DBP_ERR_MYSQLEDGE_ACQUIRE_TIMEOUT: [1040, '08004'], // ER_CON_COUNT_ERROR (backend capacity exhausted)
+  DBP_ERR_MYSQLEDGE_UNKNOWN_STATEMENT: [1243, 'HY000'], // ER_UNKNOWN_STMT_HANDLER
+  DBP_ERR_MYSQLEDGE_TOO_MANY_STATEMENTS: [1461, '42000'], // ER_MAX_PREPARED_STMT_COUNT_REACHED
+  DBP_ERR_MYSQLEDGE_STATEMENT_MEMORY: [1041, 'HY000'], // ER_OUT_OF_RESOURCES
+  DBP_ERR_MYSQLEDGE_NO_CURSOR: [1421, 'HY000'], // ER_STMT_HAS_NO_OPEN_CURSOR
+  DBP_ERR_MYSQLEDGE_MISSING_TYPES: [1210, 'HY000'], // ER_WRONG_ARGUMENTS
+  DBP_ERR_MYSQLEDGE_SHARD_UNSUPPORTED: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_PROTOCOL: [1047, '08S01'], // ER_UNKNOWN_COM_ERROR
+  DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION: [1105, 'HY000'], // ER_UNKNOWN_ERROR (a bug)
+  // Errors of the libraries underneath (their READMEs suggest these).
+  DBP_ERR_MYSQL_PACKET_TOO_LARGE: [1153, '08S01'], // ER_NET_PACKET_TOO_LARGE
+  DBP_ERR_MYSQL_PACKET_TRUNCATED: [1047, '08S01'],
+  DBP_ERR_MYSQL_MALFORMED_PACKET: [1047, '08S01'],
+  DBP_ERR_MYSQL_SEQUENCE_MISMATCH: [1156, '08S01'], // ER_NET_PACKETS_OUT_OF_ORDER
+  DBP_ERR_MYSQL_UNEXPECTED_PACKET: [1047, '08S01'],
+  DBP_ERR_MYSQL_UNKNOWN_COMMAND: [1047, '08S01'],
+  DBP_ERR_MYSQL_UNSUPPORTED: [1235, '42000'],
+  DBP_ERR_MYSQL_UNSUPPORTED_TYPE: [1210, 'HY000'], // ER_WRONG_ARGUMENTS
+  DBP_ERR_MYSQL_AUTH_PROTOCOL: [1043, '08S01'],
+  DBP_ERR_POOL_ACQUIRE_TIMEOUT: [1040, '08004'],
+  DBP_ERR_POOL_QUEUE_FULL: [1040, '08004'],
+  DBP_ERR_POOL_CLOSED: [1053, '08S01'],
+  DBP_ERR_POOL_CREATE_FAILED: [2003, 'HY000'],
+  DBP_ERR_POOL_UNKNOWN_BACKEND: [2003, 'HY000'],
+};
+
+/** The SQL library's shard refusals share one client error until sharding lands in the edge. */
+const SQL_SHARD_PREFIX = 'DBP_ERR_SQL_SHARD_';
+
+/** The one translator: any error the edge meets, as the ERR packet the client gets. */
+export function toMysqlError(err: unknown): MysqlError {
+  if (err instanceof DbproxyError) {
+    const wire = WIRE[err.code] ?? (err.code.startsWith(SQL_SHARD_PREFIX) ? ([1235, '42000'] as const) : undefined);
+    if (wire) return { code: wire[0], sqlState: wire[1], message: err.message };
+  }
+  return { code: 1105, sqlState: 'HY000', message: `dbproxy internal error: ${errorMessage(err)}` };
+}
+
+/** The errno a code maps to (for metrics labels); 1105 when unmapped. */
+export function errnoOf(code: string): number {
+  return WIRE[code]?.[0] ?? 1105;
+}

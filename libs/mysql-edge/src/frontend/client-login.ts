@@ -1,0 +1,192 @@
+// Login of one client: the greeting (handshake v10), an optional SSLRequest and TLS upgrade, then
+// authentication of a [[users]] account with caching_sha2_password (fast auth from a digest
+// cache, full auth over TLS or with the RSA key exchange) or mysql_native_password.
+import { randomBytes, type KeyLike } from 'node:crypto';
+import {
+  CACHING_SHA2_PLUGIN,
+  Capability,
+  CachingSha2Message,
+  DEFAULT_SERVER_CAPABILITIES,
+  PacketWriter,
+  ServerAuthExchange,
+  ServerStatus,
+  decodeClientHandshake,
+  encodeAuthMoreData,
+  encodeAuthSwitchRequest,
+  encodeInitialHandshake,
+  encodeOk,
+  type AccountCredential,
+  type HandshakeResponse,
+  type MysqlPacket,
+  type ServerAuthStep,
+  type Sha2DigestCache,
+} from '@dbproxy/protocol-mysql';
+import { DbproxyError, errorMessage } from '@dbproxy/util';
+import { MysqlEdgeErrors } from '../errors';
+import { BACKEND_COLLATION } from '../backend/collations';
+import type { FrontendTls } from './frontend-tls';
+
+/** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no LOCAL INFILE, no query attributes. */
+export const FRONTEND_CAPABILITIES = DEFAULT_SERVER_CAPABILITIES;
+
+export interface RsaKeys {
+  readonly privateKey: KeyLike;
+  readonly publicKeyPem: string;
+}
+
+export interface LoginSettings {
+  readonly serverVersion: string;
+  readonly accounts: ReadonlyMap<string, AccountCredential>;
+  readonly tls: FrontendTls;
+  readonly rsa: RsaKeys | undefined;
+  readonly sha2Cache: Sha2DigestCache;
+  readonly remoteHost: string;
+}
+
+export interface LoginResult {
+  readonly user: string;
+  readonly database: string | null;
+  /** Capabilities in force: the client's ∩ ours. */
+  readonly capabilities: number;
+  readonly collation: number;
+  readonly plugin: string;
+  readonly secure: boolean;
+}
+
+export interface LoginHost {
+  send(bytes: Buffer): void;
+  loginDone(result: LoginResult, seq: number): void;
+  loginFailed(err: DbproxyError, seq: number, plugin: string): void;
+}
+
+/** Scramble bytes a C client can carry as a string: printable ASCII, no NUL. */
+export function newScramble(): Buffer {
+  const bytes = randomBytes(20);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = 0x21 + ((bytes[i] as number) % 94);
+  return bytes;
+}
+
+type Phase = 'hello' | 'auth' | 'done';
+
+export class ClientLogin {
+  readonly scramble = newScramble();
+  private phase: Phase = 'hello';
+  private secure = false;
+  /** Set by an SSLRequest: the session upgrades its socket, then calls secured(). */
+  wantsTls = false;
+  private exchange: ServerAuthExchange | null = null;
+  private response: HandshakeResponse | null = null;
+  private readonly writer = new PacketWriter(128);
+
+  constructor(
+    private readonly host: LoginHost,
+    private readonly settings: LoginSettings,
+    private readonly connectionId: number,
+  ) {}
+
+  get capabilities(): number {
+    return (FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl)) >>> 0;
+  }
+
+  greeting(): Buffer {
+    encodeInitialHandshake(this.writer, {
+      serverVersion: this.settings.serverVersion,
+      connectionId: this.connectionId,
+      scramble: this.scramble,
+      capabilities: this.capabilities,
+      characterSet: BACKEND_COLLATION,
+      statusFlags: ServerStatus.Autocommit,
+      authPlugin: CACHING_SHA2_PLUGIN,
+    });
+    return this.writer.flush();
+  }
+
+  /** One client packet of the login; false stops framing (the rest of the chunk is TLS). */
+  onPacket(packet: MysqlPacket): boolean {
+    try {
+      if (this.phase === 'hello') return this.onHello(packet);
+      if (this.phase === 'auth') this.answer((this.exchange as ServerAuthExchange).next(packet.payload), packet.sequenceId + 1);
+    } catch (err) {
+      this.fail(err instanceof DbproxyError && err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? err : MysqlEdgeErrors.handshake(errorMessage(err)), packet.sequenceId + 1);
+    }
+    return true;
+  }
+
+  /** TLS is up: the HandshakeResponse comes next. */
+  secured(): void {
+    this.secure = true;
+    this.wantsTls = false;
+  }
+
+  private onHello(packet: MysqlPacket): boolean {
+    const hello = decodeClientHandshake(packet.payload);
+    const seq = packet.sequenceId + 1;
+    if (hello.kind === 'ssl-request') {
+      if (this.settings.tls.mode === 'disabled' || this.secure) throw MysqlEdgeErrors.handshake('SSL was not offered');
+      this.wantsTls = true;
+      return false;
+    }
+    if (this.settings.tls.mode === 'required' && !this.secure) {
+      this.fail(MysqlEdgeErrors.tlsRequired(), seq);
+      return true;
+    }
+    this.response = hello;
+    const account = this.settings.accounts.get(hello.username) ?? null;
+    this.exchange = new ServerAuthExchange({
+      scramble: this.scramble,
+      account,
+      cacheKey: hello.username,
+      secure: this.secure,
+      sha2Cache: this.settings.sha2Cache,
+      ...(this.settings.rsa ? { rsa: this.settings.rsa } : {}),
+    });
+    this.phase = 'auth';
+    this.answer(this.exchange.start(hello), seq);
+    return true;
+  }
+
+  private answer(step: ServerAuthStep, seq: number): void {
+    const w = this.writer;
+    switch (step.kind) {
+      case 'more-data':
+        encodeAuthMoreData(w, seq, step.data);
+        return this.host.send(w.flush());
+      case 'switch':
+        encodeAuthSwitchRequest(w, seq, step.plugin, step.data);
+        return this.host.send(w.flush());
+      case 'reject':
+        return this.fail(MysqlEdgeErrors.accessDenied(this.response?.username ?? '', this.settings.remoteHost, this.response?.authResponse.length ? 'YES' : 'NO'), seq);
+      case 'accept':
+        return this.accept(step.fastAuthSuccess, seq);
+    }
+  }
+
+  private accept(fastAuthSuccess: boolean, seq: number): void {
+    const response = this.response as HandshakeResponse;
+    const capabilities = (response.capabilities & this.capabilities) >>> 0;
+    const w = this.writer;
+    let next = seq;
+    if (fastAuthSuccess) next = encodeAuthMoreData(w, next, Buffer.of(CachingSha2Message.FastAuthSuccess));
+    next = encodeOk(w, next, { statusFlags: ServerStatus.Autocommit }, capabilities);
+    this.phase = 'done';
+    const account = this.settings.accounts.get(response.username);
+    this.host.send(w.flush());
+    this.host.loginDone(
+      {
+        user: response.username,
+        database: response.database === '' ? null : response.database,
+        capabilities,
+        collation: response.characterSet,
+        plugin: account?.plugin ?? CACHING_SHA2_PLUGIN,
+        secure: this.secure,
+      },
+      next,
+    );
+  }
+
+  private fail(err: DbproxyError, seq: number): void {
+    this.phase = 'done';
+    const plugin = this.settings.accounts.get(this.response?.username ?? '')?.plugin ?? 'unknown';
+    this.host.loginFailed(err, seq, plugin);
+  }
+}

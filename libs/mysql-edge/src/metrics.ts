@@ -1,0 +1,166 @@
+// mysql-edge's Prometheus metrics. Per-query figures are plain numbers bumped on the hot path and
+// read into prom-client at scrape time (no label hashing per query); rarer events (logins, pins,
+// errors) use prom-client counters directly. Worker processes' values are summed by the runtime.
+import { Counter, Gauge } from 'prom-client';
+import type { MetricsRegistry } from '@dbproxy/observability';
+import type { PoolStats } from '@dbproxy/pool';
+import type { ResetCounts } from './backend/backend-pools';
+import type { TransitionCount } from './state-machine';
+
+export type QueryRole = 'primary' | 'replica';
+
+interface QueryCell {
+  count: number;
+}
+
+/** Queries by route, role and backend; pool waits. Bumped per query without allocation. */
+export class QueryCounters {
+  private readonly cells = new Map<string, Map<string, QueryCell>>();
+  waitSeconds = 0;
+  waits = 0;
+
+  count(route: string, role: QueryRole, backend: string): void {
+    let byRoute = this.cells.get(backend);
+    if (byRoute === undefined) this.cells.set(backend, (byRoute = new Map()));
+    const key = role === 'primary' ? route : `${route}\u0000r`;
+    let cell = byRoute.get(key);
+    if (cell === undefined) byRoute.set(key, (cell = { count: 0 }));
+    cell.count++;
+  }
+
+  *entries(): Generator<{ backend: string; route: string; role: QueryRole; count: number }> {
+    for (const [backend, byRoute] of this.cells) {
+      for (const [key, cell] of byRoute) {
+        const replica = key.endsWith('\u0000r');
+        yield { backend, route: replica ? key.slice(0, -2) : key, role: replica ? 'replica' : 'primary', count: cell.count };
+      }
+    }
+  }
+}
+
+export interface MetricSources {
+  readonly queries: QueryCounters;
+  readonly pools: () => readonly PoolStats[];
+  readonly roleOf: (backend: string) => string;
+  readonly resets: () => ReadonlyMap<string, ResetCounts>;
+  readonly transitions: () => readonly TransitionCount[];
+  readonly classification: () => { hits: number; misses: number; size: number };
+}
+
+export interface EdgeMetrics {
+  readonly sessions: Gauge<'listener'>;
+  readonly logins: Counter<'result' | 'plugin' | 'tls'>;
+  readonly pins: Counter<'cause'>;
+  readonly errors: Counter<'code'>;
+  readonly fallbacks: Counter<'reason'>;
+  readonly backendFailures: Counter<'backend' | 'reason'>;
+}
+
+type PoolField = (s: PoolStats) => number;
+
+const POOL_GAUGES: readonly [string, string, PoolField][] = [
+  ['dbproxy_mysql_pool_connections', 'Pooled backend connections open (idle + in use)', (s) => s.total],
+  ['dbproxy_mysql_pool_idle', 'Pooled backend connections idle', (s) => s.idle],
+  ['dbproxy_mysql_pool_in_use', 'Pooled backend connections lent out or being reset', (s) => s.inUse],
+  ['dbproxy_mysql_pool_waiters', 'Acquires waiting for a pooled backend connection', (s) => s.waiters],
+  ['dbproxy_mysql_pool_capacity', 'Pool bound (pool_max + reserved_pool, this process share)', (s) => s.capacity],
+];
+
+const POOL_COUNTERS: readonly [string, string, PoolField][] = [
+  ['dbproxy_mysql_pool_checkouts_total', 'Connections lent by the pools', (s) => s.checkouts],
+  ['dbproxy_mysql_pool_acquire_timeouts_total', 'Acquires that hit pool_acquire_timeout_seconds', (s) => s.acquireTimeouts],
+  ['dbproxy_mysql_pool_reset_failures_total', 'Resets that failed or timed out (connection closed)', (s) => s.resetFailures],
+  ['dbproxy_mysql_pool_connects_total', 'Backend connections opened', (s) => s.creates],
+  ['dbproxy_mysql_pool_connect_failures_total', 'Backend connections that failed to open', (s) => s.createFailures],
+];
+
+/** Pool figures summed over a backend's capability profiles. */
+function byBackend(stats: readonly PoolStats[], field: PoolField): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of stats) out.set(s.backend, (out.get(s.backend) ?? 0) + field(s));
+  return out;
+}
+
+function poolMetrics(registry: MetricsRegistry['registry'], sources: MetricSources): void {
+  for (const [name, help, field] of POOL_GAUGES) {
+    new Gauge({
+      name, help, labelNames: ['backend', 'role'], registers: [registry],
+      collect(this: Gauge<'backend' | 'role'>) {
+        this.reset();
+        for (const [backend, value] of byBackend(sources.pools(), field)) this.set({ backend, role: sources.roleOf(backend) }, value);
+      },
+    });
+  }
+  for (const [name, help, field] of POOL_COUNTERS) {
+    new Counter({
+      name, help, labelNames: ['backend', 'role'], registers: [registry],
+      collect(this: Counter<'backend' | 'role'>) {
+        this.reset();
+        for (const [backend, value] of byBackend(sources.pools(), field)) this.inc({ backend, role: sources.roleOf(backend) }, value);
+      },
+    });
+  }
+  new Counter({
+    name: 'dbproxy_mysql_pool_resets_total', help: 'Connections returned to a pool: reset with COM_RESET_CONNECTION, or clean (nothing untracked changed, no round trip)', labelNames: ['backend', 'kind'], registers: [registry],
+    collect(this: Counter<'backend' | 'kind'>) {
+      this.reset();
+      for (const [backend, counts] of sources.resets()) {
+        this.inc({ backend, kind: 'reset' }, counts.resets);
+        this.inc({ backend, kind: 'clean' }, counts.clean);
+      }
+    },
+  });
+}
+
+function hotPathMetrics(registry: MetricsRegistry['registry'], sources: MetricSources): void {
+  new Counter({
+    name: 'dbproxy_mysql_queries_total', help: 'Client commands sent to a backend, by route, backend role and backend', labelNames: ['route', 'role', 'backend'], registers: [registry],
+    collect(this: Counter<'route' | 'role' | 'backend'>) {
+      this.reset();
+      for (const e of sources.queries.entries()) this.inc({ route: e.route, role: e.role, backend: e.backend }, e.count);
+    },
+  });
+  new Counter({
+    name: 'dbproxy_mysql_pool_wait_seconds_total', help: 'Time commands waited for a pooled connection', registers: [registry],
+    collect(this: Counter) {
+      this.reset();
+      this.inc(sources.queries.waitSeconds);
+    },
+  });
+  new Counter({
+    name: 'dbproxy_mysql_pool_waits_total', help: 'Commands that had to wait for a pooled connection', registers: [registry],
+    collect(this: Counter) {
+      this.reset();
+      this.inc(sources.queries.waits);
+    },
+  });
+  new Counter({
+    name: 'dbproxy_mysql_state_transitions_total', help: 'Session and backend-connection state changes', labelNames: ['kind', 'from', 'to'], registers: [registry],
+    collect(this: Counter<'kind' | 'from' | 'to'>) {
+      this.reset();
+      for (const t of sources.transitions()) this.inc({ kind: t.kind, from: t.from, to: t.to }, t.count);
+    },
+  });
+  new Counter({
+    name: 'dbproxy_mysql_classification_cache_lookups_total', help: 'Statement-shape cache lookups of the SQL router', labelNames: ['result'], registers: [registry],
+    collect(this: Counter<'result'>) {
+      this.reset();
+      const s = sources.classification();
+      this.inc({ result: 'hit' }, s.hits);
+      this.inc({ result: 'miss' }, s.misses);
+    },
+  });
+}
+
+export function createEdgeMetrics(metrics: MetricsRegistry, sources: MetricSources): EdgeMetrics {
+  poolMetrics(metrics.registry, sources);
+  hotPathMetrics(metrics.registry, sources);
+  return {
+    sessions: metrics.gauge({ name: 'dbproxy_mysql_sessions', help: 'Client sessions open', labelNames: ['listener'] }),
+    logins: metrics.counter({ name: 'dbproxy_mysql_logins_total', help: 'Client logins by result, auth plugin and TLS', labelNames: ['result', 'plugin', 'tls'] }),
+    pins: metrics.counter({ name: 'dbproxy_mysql_pins_total', help: 'Sessions that started holding one backend connection, by cause', labelNames: ['cause'] }),
+    errors: metrics.counter({ name: 'dbproxy_mysql_errors_total', help: 'ERR packets sent to clients (the edge\'s own and forwarded backend errors), by errno', labelNames: ['code'] }),
+    fallbacks: metrics.counter({ name: 'dbproxy_mysql_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['reason'] }),
+    backendFailures: metrics.counter({ name: 'dbproxy_mysql_backend_failures_total', help: 'Backend connections lost or failed while serving a client', labelNames: ['backend', 'reason'] }),
+  };
+}

@@ -1,0 +1,370 @@
+// Running one client command on a backend connection: borrow (or reuse the pinned) connection,
+// replay the session's schema and character set when the connection differs, prepare a statement
+// lazily where an execute lands, forward the response as it streams, then decide what the
+// connection is now: released (reset if needed), pinned, or lost.
+import type { Span } from '@opentelemetry/api';
+import type { Lease } from '@dbproxy/pool';
+import { Command, ServerStatus, hasFlag, type ErrPacket, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
+import type { Classification } from '@dbproxy/sql';
+import { DbproxyError } from '@dbproxy/util';
+import { Mode, holdsTransaction, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';
+import type { EdgeContext } from '../edge-context';
+import type { EdgeEpoch } from '../epoch';
+import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
+import { executeFor, initDbPacket, longDataPacket, preparePacket, statementPacket, withStatementId } from './command-packets';
+import { leavesUntrackedState, type PinCause, type Plan } from './route-planner';
+import type { ClientStatement } from './statement-registry';
+
+export type CommandKind = 'query' | 'execute' | 'prepare' | 'field-list' | 'statistics' | 'init-db' | 'fetch' | 'stmt-reset';
+
+/** What the exchange needs from its session. */
+export interface ExchangeOwner {
+  readonly edge: EdgeContext;
+  readonly epoch: EdgeEpoch;
+  readonly profile: number;
+  readonly schema: string | null;
+  readonly charsetKey: string;
+  charsetStatement(): string;
+  deliver(slices: Buffer[], conn: BackendConnection): void;
+  sendError(err: MysqlError, seq: number): void;
+  /** The command ended and its response is out; `fatal` closes the session. */
+  commandDone(fatal: boolean): void;
+  /** Waiting for a pool connection (state `routing`). */
+  waiting(): void;
+  /** What the response changed: schema, autocommit, character set, statements... */
+  applyResponse(kind: CommandKind, summary: ResponseSummary, exchange: BackendExchange, conn: BackendConnection): void;
+}
+
+const TAG_MAIN = 1;
+const TAG_SCHEMA = 2;
+const TAG_CHARSET = 3;
+const TAG_PREPARE = 4;
+const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
+
+export class BackendExchange implements ResponseSink {
+  private lease: Lease<BackendConnection> | null = null;
+  private conn: BackendConnection | null = null;
+  /** Why the session holds its connection across statements; null when it borrows per statement. */
+  pin: PinCause | null = null;
+  /** The epoch the pinned session keeps until the pin ends. */
+  pinnedEpoch: EdgeEpoch | null = null;
+  kind: CommandKind = 'query';
+  private packet: MysqlPacket | null = null;
+  plan: Plan | null = null;
+  classification: Classification | null = null;
+  statement: ClientStatement | null = null;
+  /** Client id a forwarded prepare response is rewritten to. */
+  prepareId = -1;
+  private pendingPreludes = 0;
+  private preludeError: ErrPacket | null = null;
+  private schemaSent: string | null = null;
+  private charsetSent = '';
+  private fellBack = false;
+  /** Role of the backend the command runs on (the pinned one's while pinned). */
+  private role: 'primary' | 'replica' = 'primary';
+  private waiter: AbortController | null = null;
+  private span: Span | null = null;
+  private readonly parts: Buffer[] = [];
+
+  constructor(private readonly owner: ExchangeOwner) {}
+
+  get connection(): BackendConnection | null {
+    return this.conn;
+  }
+
+  get busy(): boolean {
+    return this.packet !== null;
+  }
+
+  /** Runs one command. The caller filled kind, plan, classification and statement. */
+  run(packet: MysqlPacket, span: Span | null): void {
+    this.packet = packet;
+    this.span = span;
+    this.fellBack = false;
+    if (this.pin !== null && this.conn !== null) return this.begin();
+    this.acquire(this.plan as Plan);
+  }
+
+  private acquire(plan: Plan): void {
+    const owner = this.owner;
+    const edge = owner.edge;
+    const now = edge.clock.now;
+    const profile = owner.profile;
+    const choice = owner.epoch.directory.choose(plan.shard, plan.role, owner.epoch.fallbackToPrimary && !this.fellBack, (b) => edge.pools.pressure(b, profile), now);
+    if (choice === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
+    if (choice.fellBack) {
+      this.fellBack = true;
+      edge.metrics.fallbacks.inc({ reason: 'no_replica' });
+    }
+    this.role = choice.backend.role === 'replica' ? 'replica' : 'primary';
+    const pool = edge.pools.pool(choice.backend.name, profile);
+    if (pool === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
+    const reserved = plan.reserved && choice.backend.role === 'primary';
+    const lease = pool.tryAcquire(reserved ? RESERVED : ORDINARY);
+    if (lease !== undefined) {
+      this.lease = lease;
+      this.conn = lease.connection;
+      return this.begin();
+    }
+    owner.waiting();
+    const waiter = (this.waiter = new AbortController());
+    pool.acquire({ reserved, signal: waiter.signal }).then(
+      (granted) => {
+        this.waiter = null;
+        if (this.packet === null) return void granted.pool.release(granted, { reusable: true });
+        this.lease = granted;
+        this.conn = granted.connection;
+        edge.queries.waits++;
+        edge.queries.waitSeconds += granted.waitMs / 1000;
+        this.begin();
+      },
+      (err: unknown) => {
+        this.waiter = null;
+        if (this.packet === null) return;
+        if (plan.role === 'replica' && !this.fellBack && owner.epoch.fallbackToPrimary && isConnectFailure(err)) {
+          owner.epoch.directory.markFailed(choice.backend.name, edge.clock.now);
+          this.fellBack = true;
+          edge.metrics.fallbacks.inc({ reason: 'replica_unreachable' });
+          return this.acquire({ ...plan, role: 'primary', reserved: false, label: 'fallback' });
+        }
+        this.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendConnect(choice.backend.name, String(err)), -1);
+      },
+    );
+  }
+
+  /** Connection in hand: replay settings that differ, then the command itself. */
+  private begin(): void {
+    const conn = this.conn as BackendConnection;
+    const owner = this.owner;
+    if (!conn.alive) return this.fail(MysqlEdgeErrors.backendLost(conn.backend, 'connection already closed'), -1);
+    if (this.pin === null) conn.attach(this, 'lend');
+    owner.edge.queries.count(this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label, this.role, conn.backend);
+    this.span?.setAttribute('dbproxy.backend', conn.backend);
+    this.span?.setAttribute('dbproxy.pool_wait_ms', this.lease?.waitMs ?? 0);
+    const parts = this.parts;
+    parts.length = 0;
+    conn.statements.sweep(owner.edge.catalog);
+    for (const id of conn.statements.closing) parts.push(statementPacket(Command.StmtClose, id));
+    conn.statements.closing.length = 0;
+    this.pendingPreludes = 0;
+    this.preludeError = null;
+    const schema = owner.schema;
+    if (schema !== null && conn.schema !== schema && this.kind !== 'init-db') {
+      parts.push(initDbPacket(schema));
+      conn.expect(Command.InitDb, Mode.Swallow, TAG_SCHEMA);
+      this.schemaSent = schema;
+      this.pendingPreludes++;
+    }
+    if (conn.charsetKey !== owner.charsetKey) {
+      parts.push(queryPacket(owner.charsetStatement()));
+      conn.expect(Command.Query, Mode.Swallow, TAG_CHARSET);
+      this.charsetSent = owner.charsetKey;
+      this.pendingPreludes++;
+    }
+    if (this.pendingPreludes > 0) return this.flush(conn);
+    this.sendMain(conn);
+  }
+
+  private flush(conn: BackendConnection): void {
+    conn.writev(this.parts);
+    this.parts.length = 0;
+  }
+
+  private sendMain(conn: BackendConnection): void {
+    const packet = this.packet as MysqlPacket;
+    const parts = this.parts;
+    switch (this.kind) {
+      case 'execute': {
+        const statement = this.statement as ClientStatement;
+        const bs = conn.statements.get(statement.entry);
+        if (bs === undefined) {
+          parts.push(preparePacket(statement.text));
+          conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE);
+          return this.flush(conn);
+        }
+        if (statement.longData) {
+          for (const payload of statement.longData) parts.push(longDataPacket(payload, bs.id));
+          conn.dirty = true;
+        }
+        parts.push(executeFor(packet, statement, bs));
+        break;
+      }
+      case 'fetch':
+      case 'stmt-reset': {
+        const bs = conn.statements.get((this.statement as ClientStatement).entry);
+        if (bs === undefined) return this.fail(MysqlEdgeErrors.noCursor((this.statement as ClientStatement).id), -1, false);
+        parts.push(withStatementId(packet, bs.id));
+        break;
+      }
+      case 'prepare':
+        conn.rewriteStatementId = this.prepareId;
+        parts.push(packet.wire);
+        break;
+      default:
+        parts.push(packet.wire);
+    }
+    conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN);
+    this.flush(conn);
+  }
+
+  deliver(slices: Buffer[]): void {
+    this.owner.deliver(slices, this.conn as BackendConnection);
+  }
+
+  responseEnd(tag: number, summary: ResponseSummary): void {
+    const conn = this.conn as BackendConnection;
+    switch (tag) {
+      case TAG_MAIN:
+        return this.complete(conn, summary);
+      case TAG_PREPARE: {
+        if (summary.err) return this.forwardError(summary.err);
+        const prepared = summary.prepared;
+        if (!prepared) return this.fail(MysqlEdgeErrors.backendProtocol(conn.backend, 'prepare answered without a statement'), -1);
+        conn.statements.add((this.statement as ClientStatement).entry, prepared.statementId, prepared.paramCount);
+        return this.sendMain(conn);
+      }
+      default:
+        return this.preludeDone(conn, tag, summary);
+    }
+  }
+
+  private preludeDone(conn: BackendConnection, tag: number, summary: ResponseSummary): void {
+    if (summary.err) this.preludeError ??= summary.err;
+    else if (tag === TAG_SCHEMA) conn.schema = this.schemaSent;
+    else if (tag === TAG_CHARSET) conn.charsetKey = this.charsetSent;
+    if (--this.pendingPreludes > 0) return;
+    if (this.preludeError) return this.forwardError(this.preludeError);
+    this.sendMain(conn);
+  }
+
+  /** A backend ERR the client must see instead of its command's response. */
+  private forwardError(err: ErrPacket): void {
+    this.owner.edge.metrics.errors.inc({ code: String(err.code) });
+    this.owner.sendError({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message }, 1);
+    this.finish(false, null);
+  }
+
+  private complete(conn: BackendConnection, summary: ResponseSummary): void {
+    conn.rewriteStatementId = -1;
+    conn.takeLastSeq();
+    const ok = summary.err === null;
+    const c = this.classification;
+    const kind = this.kind;
+    if (c !== null && (leavesUntrackedState(c) || (c.session.kind !== 'replay' && hasFlag(summary.statusFlags, ServerStatus.SessionStateChanged)))) conn.dirty = true;
+    this.owner.applyResponse(kind, summary, this, conn);
+    if (!ok) this.owner.edge.metrics.errors.inc({ code: String((summary.err as ErrPacket).code) });
+    this.span?.setAttribute('dbproxy.rows', summary.rows);
+    if (!ok) this.span?.setStatus({ code: 2, message: (summary.err as ErrPacket).message });
+    this.updatePin(ok, (kind === 'query' || kind === 'execute') && holdsTransaction(summary));
+    this.finish(false, null);
+  }
+
+  /** Pins start with statements that need them, or when the server says a transaction is open; transactional pins end when it no longer is. */
+  private updatePin(ok: boolean, holds: boolean): void {
+    const wanted = this.plan?.pin ?? null;
+    if (holds) (this.conn as BackendConnection).dirty = true;
+    if (this.pin === null) {
+      const cause = ok && wanted !== null ? wanted : holds ? 'implicit_transaction' : null;
+      if (cause === null) return;
+      this.pin = cause;
+      this.pinnedEpoch = this.owner.epoch;
+      this.owner.edge.metrics.pins.inc({ cause });
+      return;
+    }
+    if (ok && (wanted === 'session_state' || wanted === 'cursor') && TRANSACTIONAL.has(this.pin)) this.pin = wanted;
+    else if (ok && TRANSACTIONAL.has(this.pin) && !holds && (this.kind === 'query' || this.kind === 'execute')) this.unpin();
+  }
+
+  /** Gives up the pinned connection (transaction ended, COM_RESET_CONNECTION, session end). */
+  unpin(): void {
+    this.pin = null;
+    this.pinnedEpoch = null;
+    if (this.packet === null) this.release(true, 'unpinned');
+  }
+
+  /** Ends the command: the connection goes back unless pinned; the session is told. */
+  private finish(fatal: boolean, closeReason: string | null): void {
+    this.packet = null;
+    this.span?.end();
+    this.span = null;
+    if (closeReason !== null) this.release(false, closeReason);
+    else if (this.pin === null) this.release(true, 'released');
+    this.owner.commandDone(fatal);
+  }
+
+  private release(reusable: boolean, reason: string): void {
+    const lease = this.lease;
+    const conn = this.conn;
+    this.lease = null;
+    this.conn = null;
+    if (conn) conn.detach(reason);
+    if (lease && !lease.released) lease.pool.release(lease, reusable ? REUSABLE : { reusable: false, reason });
+  }
+
+  /** The edge could not run the command (no backend, pool, protocol): an ERR; pinned sessions end. */
+  private fail(err: DbproxyError, lastSeq: number, closeConnection = true): void {
+    const pinned = this.pin !== null;
+    const wire = toMysqlError(pinned && closeConnection ? MysqlEdgeErrors.pinLost(this.pin as string, err.message) : err);
+    this.owner.edge.metrics.errors.inc({ code: String(wire.code) });
+    this.span?.setStatus({ code: 2, message: err.message });
+    this.owner.sendError(wire, lastSeq + 1 || 1);
+    if (pinned && closeConnection) {
+      this.pin = null;
+      this.pinnedEpoch = null;
+    }
+    this.finish(pinned && closeConnection, closeConnection && this.conn !== null ? 'failed' : null);
+  }
+
+  connectionFailed(err: DbproxyError, lastSeq: number): void {
+    const conn = this.conn as BackendConnection;
+    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason: err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? 'result_too_large' : 'lost' });
+    const plan = this.plan;
+    const retry = this.pin === null && lastSeq < 0 && plan !== null && plan.role === 'replica' && !this.fellBack && err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST';
+    if (retry && this.packet !== null && (this.kind === 'query' || this.kind === 'execute' || this.kind === 'field-list')) {
+      this.release(false, 'lost');
+      this.owner.epoch.directory.markFailed(conn.backend, this.owner.edge.clock.now);
+      this.fellBack = true;
+      this.owner.edge.metrics.fallbacks.inc({ reason: 'replica_lost' });
+      return this.acquire({ ...plan, role: 'primary', reserved: false, label: 'fallback' });
+    }
+    this.fail(err, lastSeq);
+  }
+
+  /** The query deadline passed: the connection is closed (never reused), the client gets an ERR. */
+  timeout(err: DbproxyError): void {
+    if (this.packet === null) return;
+    if (this.waiter) {
+      this.waiter.abort(err);
+      this.waiter = null;
+      return this.fail(err, -1, false);
+    }
+    const conn = this.conn;
+    const lastSeq = conn ? conn.takeLastSeq() : -1;
+    conn?.detach('timeout');
+    conn?.close('query-timeout');
+    this.fail(err, lastSeq);
+  }
+
+  /** The client went away: an unfinished response makes the connection unusable. */
+  close(): void {
+    if (this.waiter) this.waiter.abort(new Error('client disconnected'));
+    this.waiter = null;
+    const busy = this.packet !== null && this.conn !== null && this.conn.outstanding > 0;
+    this.packet = null;
+    this.span?.end();
+    this.span = null;
+    this.pin = null;
+    this.pinnedEpoch = null;
+    this.release(!busy, busy ? 'client-gone' : 'session-end');
+  }
+}
+
+const RESERVED = { reserved: true };
+const ORDINARY = {};
+const REUSABLE = { reusable: true };
+
+function isConnectFailure(err: unknown): boolean {
+  const code = err instanceof DbproxyError ? err.code : '';
+  return code === 'DBP_ERR_POOL_CREATE_FAILED' || code === 'DBP_ERR_MYSQLEDGE_BACKEND_CONNECT';
+}
+

@@ -1,0 +1,385 @@
+// Handling of client sessions: one per client connection, from the greeting to the close. Frames
+// the client's packets, runs one command at a time (queueing any the client pipelines), writes
+// replies and forwarded results with backpressure, keeps the session's replayable state, and
+// answers to the shared deadline sweep. Every state change goes through transition().
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { context, type Span } from '@opentelemetry/api';
+import { contextFromTraceparent } from '@dbproxy/observability';
+import { PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
+import type { SqlRoute } from '@dbproxy/sql';
+import { DbproxyError, errorMessage } from '@dbproxy/util';
+import type { BackendConnection } from '../backend/backend-connection';
+import { PROFILE_FLAGS } from '../backend/backend-pools';
+import { BACKEND_COLLATION, collationKey } from '../backend/collations';
+import type { EdgeContext, SessionState } from '../edge-context';
+import type { EdgeEpoch } from '../epoch';
+import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
+import { ClientLogin, type LoginHost, type LoginResult } from '../frontend/client-login';
+import { upgradeToTls } from '../frontend/frontend-tls';
+import { errPacket, okPacket, sessionStatus } from '../wire';
+import { BackendExchange, type CommandKind, type ExchangeOwner } from './backend-exchange';
+import { applyStatementResponse, dispatchCommand, type PendingPrepare } from './statement-commands';
+import { ChangeUserExchange } from './change-user';
+import type { ListenerRole } from './route-planner';
+import { StatementRegistry } from './statement-registry';
+
+const SESSION = Symbol('mysql-edge session');
+type SessionSocket = Socket & { [SESSION]?: ClientSession };
+
+function onData(this: SessionSocket, chunk: Buffer): void {
+  this[SESSION]?.receive(chunk);
+}
+function onClose(this: SessionSocket): void {
+  this[SESSION]?.close('client closed the connection');
+}
+function onError(this: SessionSocket, err: Error): void {
+  this[SESSION]?.close(`client socket error: ${err.message}`);
+}
+
+/** Client packets held while a command runs (clients rarely pipeline); past this the socket pauses. */
+const QUEUE_PAUSE = 64;
+let nextSessionId = 1;
+
+export class ClientSession implements LoginHost, ExchangeOwner {
+  readonly id = nextSessionId++;
+  state: SessionState = 'login';
+  socket: Socket;
+  private readonly framer: PacketFramer;
+  epoch: EdgeEpoch;
+  capabilities = 0;
+  profile = 0;
+  user = '';
+  schema: string | null = null;
+  collation: number = BACKEND_COLLATION;
+  charsetKey = collationKey(BACKEND_COLLATION);
+  charsetSql: string | null = null;
+  encoding: BufferEncoding = 'utf8';
+  autocommit = true;
+  secure = false;
+  lastWriteAt = 0;
+  /** When the current state's deadline passes (coarse clock ms); 0 = none. */
+  deadline = 0;
+  private login: ClientLogin | null;
+  scramble: Buffer | null = null;
+  statements: StatementRegistry | null = null;
+  private ex: BackendExchange | null = null;
+  /** Text of the COM_QUERY running (for replayed settings); null otherwise. */
+  currentSql: string | null = null;
+  pendingPrepare: PendingPrepare | null = null;
+  pendingSchema: string | null = null;
+  changeUser: ChangeUserExchange | null = null;
+  private queue: MysqlPacket[] | null = null;
+  private pumping = false;
+  private blocked: BackendConnection | null = null;
+  private readonly onPacket = (packet: MysqlPacket): boolean => this.packetIn(packet);
+
+  constructor(
+    socket: Socket,
+    readonly listener: ListenerRole,
+    readonly edge: EdgeContext,
+  ) {
+    this.socket = socket;
+    this.epoch = edge.epoch();
+    this.framer = new PacketFramer({ maxPacketSize: this.epoch.limits.maxPacketBytes });
+    const s = socket as SessionSocket;
+    s[SESSION] = this;
+    s.on('data', onData);
+    s.on('close', onClose);
+    s.on('error', onError);
+    edge.metrics.sessions.inc({ listener });
+    this.deadline = edge.clock.now + this.epoch.limits.loginTimeoutMs;
+    this.login = new ClientLogin(this, { serverVersion: this.epoch.config.mysql.server_version, accounts: this.epoch.accounts, tls: edge.tls, rsa: edge.rsa, sha2Cache: edge.sha2Cache, remoteHost: socket.remoteAddress ?? 'unknown' }, this.id);
+    this.scramble = this.login.scramble;
+    socket.write(this.login.greeting());
+  }
+
+  transition(to: SessionState, reason: string): void {
+    this.edge.sessionStates.move(this.id, this.state, to, reason);
+    this.state = to;
+  }
+
+  /** The exchange that runs this session's backend commands (made on first use, then reused). */
+  exchange(): BackendExchange {
+    return (this.ex ??= new BackendExchange(this));
+  }
+
+  get pinned(): boolean {
+    return this.ex !== null && this.ex.pin !== null;
+  }
+
+  /** The epoch for the next command: the newest, unless a pin holds the one it started on. */
+  currentEpoch(): EdgeEpoch {
+    if (this.ex?.pinnedEpoch) return (this.epoch = this.ex.pinnedEpoch);
+    return (this.epoch = this.edge.epoch());
+  }
+
+  /** True while reads must go to the primary after this session's last write. */
+  readAfterWrite(): boolean {
+    if (this.lastWriteAt === 0) return false;
+    if (Date.now() - this.lastWriteAt < this.epoch.limits.readAfterWriteMs) return true;
+    this.lastWriteAt = 0;
+    return false;
+  }
+
+  noteWrite(): void {
+    if (this.epoch.limits.readAfterWriteMs > 0) this.lastWriteAt = Date.now();
+  }
+
+  charsetStatement(): string {
+    return this.charsetSql ?? this.edge.collations.setNames(this.collation);
+  }
+
+  receive(chunk: Buffer): void {
+    let rest: Buffer | undefined;
+    try {
+      rest = this.framer.feed(chunk, this.onPacket);
+    } catch (err) {
+      return this.fatal(err, 1);
+    }
+    if (this.login?.wantsTls) this.startTls(rest);
+  }
+
+  private packetIn(packet: MysqlPacket): boolean {
+    switch (this.state) {
+      case 'login':
+        return (this.login as ClientLogin).onPacket(packet);
+      case 'ready':
+        if (this.queue !== null && this.queue.length > 0) {
+          this.queue.push(packet);
+          this.pump();
+        } else this.dispatch(packet);
+        return true;
+      case 'reauth':
+        (this.changeUser as ChangeUserExchange).next(packet);
+        return true;
+      case 'closed':
+        return false;
+      default:
+        (this.queue ??= []).push(packet);
+        if (this.queue.length === QUEUE_PAUSE) this.socket.pause();
+        return true;
+    }
+  }
+
+  private dispatch(packet: MysqlPacket): void {
+    try {
+      dispatchCommand(this, packet);
+    } catch (err) {
+      if (this.state === 'ready') this.fail(err, 1);
+      else this.fatal(err, 1);
+    }
+  }
+
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    const queue = this.queue;
+    while (queue !== null && queue.length > 0 && this.state === 'ready') {
+      if (queue.length === QUEUE_PAUSE) this.socket.resume();
+      this.dispatch(queue.shift() as MysqlPacket);
+    }
+    this.pumping = false;
+  }
+
+  /** Runs a command on the exchange (the caller set its kind, plan and statement). */
+  runOnBackend(packet: MysqlPacket, kind: CommandKind, route: SqlRoute | null): void {
+    const ex = this.exchange();
+    ex.kind = kind;
+    this.transition('exchanging', kind);
+    this.deadline = this.edge.clock.now + this.epoch.limits.queryTimeoutMs;
+    ex.run(packet, this.startSpan(kind, route));
+  }
+
+  private startSpan(kind: CommandKind, route: SqlRoute | null): Span | null {
+    const tracer = this.edge.tracer;
+    if (tracer === null) return null;
+    const parent = route?.traceparent ? contextFromTraceparent(route.traceparent, route.tracestate) : context.active();
+    const plan = this.ex?.plan;
+    return tracer.startSpan(
+      `mysql ${kind}`,
+      {
+        attributes: {
+          'db.system': 'mysql',
+          'db.statement': route?.fingerprint.text ?? kind,
+          'db.statement.hash': route?.fingerprint.hash ?? '',
+          'db.user': this.user,
+          'dbproxy.listener': this.listener,
+          'dbproxy.route': this.pinned ? 'pinned' : (plan?.label ?? 'primary'),
+          'dbproxy.role': plan?.role ?? 'primary',
+        },
+      },
+      parent,
+    );
+  }
+
+  // --- ExchangeOwner --------------------------------------------------------------------------
+
+  waiting(): void {
+    if (this.state === 'exchanging') this.transition('routing', 'pool-wait');
+  }
+
+  deliver(slices: Buffer[], conn: BackendConnection): void {
+    const socket = this.socket;
+    let ok: boolean;
+    if (slices.length === 1) ok = socket.write(slices[0] as Buffer);
+    else {
+      socket.cork();
+      ok = true;
+      for (const slice of slices) ok = socket.write(slice);
+      socket.uncork();
+    }
+    if (!ok && this.blocked === null) this.block(conn);
+  }
+
+  /** The client reads slower than the backend sends: stop reading the backend until it drains. */
+  private block(conn: BackendConnection): void {
+    this.blocked = conn;
+    conn.pauseReading();
+    this.deadline = this.edge.clock.now + this.epoch.limits.clientWriteTimeoutMs;
+    this.socket.once('drain', () => {
+      const paused = this.blocked;
+      this.blocked = null;
+      paused?.resumeReading();
+      if (this.state === 'exchanging') this.deadline = this.edge.clock.now + this.epoch.limits.queryTimeoutMs;
+    });
+  }
+
+  sendError(err: MysqlError, seq: number): void {
+    this.socket.write(errPacket(seq, err, this.capabilities));
+  }
+
+  applyResponse(kind: CommandKind, summary: ResponseSummary, ex: BackendExchange, conn: BackendConnection): void {
+    applyStatementResponse(this, kind, summary, ex, conn);
+  }
+
+  commandDone(fatal: boolean): void {
+    this.currentSql = null;
+    if (this.state === 'closed') return;
+    if (fatal) return this.close('pinned backend connection lost', true);
+    this.transition('ready', 'done');
+    this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
+    if (this.edge.draining && !this.pinned) return this.close('draining', true);
+    this.pump();
+  }
+
+  // --- local replies ---------------------------------------------------------------------------
+
+  /** OK for a command the edge answers itself. */
+  replyOk(seq = 1): void {
+    this.socket.write(okPacket(seq, this.status(), this.capabilities));
+    this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
+  }
+
+  status(): number {
+    return sessionStatus(this.autocommit, this.pinned && this.ex?.pin !== 'session_state' && this.ex?.pin !== 'cursor');
+  }
+
+  /** A command refused by the edge: ERR, the session stays. */
+  fail(err: unknown, seq: number): void {
+    const wire = toMysqlError(err);
+    this.edge.metrics.errors.inc({ code: String(wire.code) });
+    this.sendError(wire, seq);
+    this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
+  }
+
+  /** A protocol-level failure: ERR, then the connection closes. */
+  fatal(err: unknown, seq: number): void {
+    if (this.state === 'closed') return;
+    const wire = toMysqlError(err instanceof DbproxyError ? err : MysqlEdgeErrors.protocol(errorMessage(err)));
+    this.edge.metrics.errors.inc({ code: String(wire.code) });
+    this.sendError(wire, seq);
+    this.close(wire.message, true);
+  }
+
+  // --- login -----------------------------------------------------------------------------------
+
+  send(bytes: Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  private startTls(early: Buffer | undefined): void {
+    const context = this.edge.tls.context;
+    const raw = this.socket as SessionSocket;
+    if (!context) return this.fatal(MysqlEdgeErrors.handshake('TLS is not configured'), 2);
+    raw.off('data', onData);
+    const tls = upgradeToTls(raw, context, early) as TLSSocket & SessionSocket;
+    tls[SESSION] = this;
+    tls.on('data', onData);
+    tls.on('error', onError);
+    tls.once('secure', () => {
+      this.secure = true;
+      this.login?.secured();
+    });
+    this.socket = tls;
+  }
+
+  loginDone(result: LoginResult): void {
+    this.login = null;
+    this.user = result.user;
+    this.schema = result.database;
+    this.capabilities = result.capabilities;
+    this.profile = (result.capabilities & PROFILE_FLAGS) >>> 0;
+    this.collation = result.collation;
+    this.charsetKey = collationKey(result.collation);
+    this.encoding = encodingForCollation(result.collation);
+    this.edge.metrics.logins.inc({ result: 'ok', plugin: result.plugin, tls: String(result.secure) });
+    this.transition('ready', 'authenticated');
+    this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
+  }
+
+  loginFailed(err: DbproxyError, seq: number, plugin: string): void {
+    this.edge.metrics.logins.inc({ result: err.code === 'DBP_ERR_MYSQLEDGE_ACCESS_DENIED' ? 'denied' : 'failed', plugin, tls: String(this.secure) });
+    this.fatal(err, seq);
+  }
+
+  /** Session state goes back to what the login gave (COM_RESET_CONNECTION, COM_CHANGE_USER). */
+  resetState(): void {
+    this.ex?.unpin();
+    this.statements?.clear();
+    this.statements = null;
+    this.charsetSql = null;
+    this.charsetKey = collationKey(this.collation);
+    this.autocommit = true;
+    this.lastWriteAt = 0;
+  }
+
+  /** Called by the sweep about once a second. */
+  checkDeadline(now: number): void {
+    if (this.deadline === 0 || now < this.deadline) return;
+    switch (this.state) {
+      case 'login':
+      case 'reauth':
+        return this.fatal(MysqlEdgeErrors.loginTimeout(Math.round(this.epoch.limits.loginTimeoutMs / 1000)), 2);
+      case 'ready':
+        return this.close('client read timeout');
+      case 'routing':
+      case 'exchanging':
+        if (this.blocked !== null) return this.close('client write timeout');
+        return this.ex?.timeout(MysqlEdgeErrors.queryTimeout(Math.round(this.epoch.limits.queryTimeoutMs / 1000)));
+      default:
+        return;
+    }
+  }
+
+  /** Ends the session; `graceful` lets written replies reach the client first. */
+  close(reason: string, graceful = false): void {
+    if (this.state === 'closed') return;
+    this.transition('closed', reason);
+    this.deadline = 0;
+    this.ex?.close();
+    this.statements?.clear();
+    this.queue = null;
+    this.edge.metrics.sessions.dec({ listener: this.listener });
+    this.edge.sessionClosed(this);
+    const socket = this.socket as SessionSocket;
+    socket[SESSION] = undefined;
+    if (graceful) socket.end();
+    else socket.destroy();
+  }
+
+  /** Whether the client negotiated `flag`. */
+  has(flag: number): boolean {
+    return hasFlag(this.capabilities, flag);
+  }
+}

@@ -1,0 +1,85 @@
+// Command packets the edge sends to backends on a session's behalf: replayed settings, lazy
+// prepares, statement closes, long data, and client executes with their statement id patched in
+// place (the client's bytes are forwarded, not rebuilt, unless parameter types must be added).
+import { Command, framePayload, type MysqlPacket } from '@dbproxy/protocol-mysql';
+import type { BackendStatement } from '../backend/statement-catalog';
+import type { ClientStatement } from './statement-registry';
+
+function textCommand(command: number, text: string): Buffer {
+  const length = Buffer.byteLength(text, 'utf8') + 1;
+  const buf = Buffer.allocUnsafe(4 + length);
+  buf.writeUIntLE(length, 0, 3);
+  buf[3] = 0;
+  buf[4] = command;
+  buf.write(text, 5, 'utf8');
+  return length < 0xffffff ? buf : framePayload(buf.subarray(4), 0);
+}
+
+export function initDbPacket(schema: string): Buffer {
+  return textCommand(Command.InitDb, schema);
+}
+
+export function preparePacket(sql: string): Buffer {
+  return textCommand(Command.StmtPrepare, sql);
+}
+
+/** COM_STMT_CLOSE / COM_STMT_RESET / COM_STMT_FETCH-style header with a statement id. */
+export function statementPacket(command: number, statementId: number): Buffer {
+  const buf = Buffer.allocUnsafe(9);
+  buf.writeUIntLE(5, 0, 3);
+  buf[3] = 0;
+  buf[4] = command;
+  buf.writeUInt32LE(statementId, 5);
+  return buf;
+}
+
+/** A stored COM_STMT_SEND_LONG_DATA payload framed for the backend statement `id`. */
+export function longDataPacket(payload: Buffer, id: number): Buffer {
+  payload.writeUInt32LE(id, 1);
+  return framePayload(payload, 0);
+}
+
+/** Writes `id` over the statement id of a client command (COM_STMT_EXECUTE/FETCH/RESET) and returns its wire bytes. */
+export function withStatementId(packet: MysqlPacket, id: number): Buffer {
+  packet.payload.writeUInt32LE(id, 1);
+  if (packet.wire.length === packet.payload.length + 4) return packet.wire;
+  return framePayload(packet.payload, 0); // a multi-frame packet was assembled apart from its wire copy
+}
+
+/** Offset of the new-params-bound flag in a COM_STMT_EXECUTE payload with `n` parameters. */
+function boundFlagAt(n: number): number {
+  return 10 + ((n + 7) >> 3);
+}
+
+/**
+ * Remembers the types a COM_STMT_EXECUTE binds. Returns false when it binds none and the client
+ * never sent any (the execute cannot be served).
+ */
+export function noteExecuteTypes(payload: Buffer, statement: ClientStatement): boolean {
+  const n = statement.paramCount;
+  if (n === 0) return true;
+  const at = boundFlagAt(n);
+  if (payload.length <= at) return false;
+  if (payload[at] !== 1) return statement.types !== null;
+  const types = payload.subarray(at + 1, at + 1 + 2 * n);
+  if (statement.types === null || !statement.types.equals(types)) statement.types = Buffer.from(types);
+  return true;
+}
+
+/**
+ * The execute for backend statement `bs`: the client's packet with the id patched, plus the
+ * parameter types when the client relied on types this backend statement never saw.
+ */
+export function executeFor(packet: MysqlPacket, statement: ClientStatement, bs: BackendStatement): Buffer {
+  const n = statement.paramCount;
+  const payload = packet.payload;
+  if (n === 0 || statement.types === null) return withStatementId(packet, bs.id);
+  const at = boundFlagAt(n);
+  const current = bs.types;
+  const typesKnown = payload[at] === 1 || current === statement.types || (current !== null && current.equals(statement.types));
+  bs.types = statement.types;
+  if (typesKnown) return withStatementId(packet, bs.id);
+  const rebuilt = Buffer.concat([payload.subarray(0, at), Buffer.of(1), statement.types, payload.subarray(at + 1)]);
+  rebuilt.writeUInt32LE(bs.id, 1);
+  return framePayload(rebuilt, 0);
+}

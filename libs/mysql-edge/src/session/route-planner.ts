@@ -1,0 +1,104 @@
+// Where one statement runs, from its classification and the session's situation: spec 000's rules
+// (safe reads to a replica, everything else to the primary, pins for transactions and session
+// state, the read-after-write window, the read-only listener) as one pure function.
+import type { Classification, SqlRoute } from '@dbproxy/sql';
+import { MysqlEdgeErrors } from '../errors';
+import type { DbproxyError } from '@dbproxy/util';
+
+export type ListenerRole = 'read_write' | 'read_only';
+
+/** Why a statement went where it went (metrics label `route`). */
+export type RouteLabel = 'replica' | 'primary' | 'read_after_write' | 'fallback' | 'pinned';
+
+/** Why a session holds one backend connection across statements (metrics label `cause`). */
+export type PinCause = 'transaction' | 'autocommit' | 'session_state' | 'cursor' | 'implicit_transaction';
+
+export interface Plan {
+  readonly role: 'primary' | 'replica';
+  /** Borrow from the primary's reserved capacity (BEGIN and session pins). */
+  readonly reserved: boolean;
+  /** Keep the connection from this statement on, when it succeeds. */
+  readonly pin: PinCause | null;
+  readonly label: RouteLabel;
+  readonly shard: string;
+  /** Opens the read-after-write window when it succeeds on the primary. */
+  readonly write: boolean;
+}
+
+export interface PlanContext {
+  readonly listener: ListenerRole;
+  /** Reads must go to the primary (a write was made within read_after_write_seconds). */
+  readonly readAfterWrite: boolean;
+  readonly defaultShard: string;
+  readonly multiStatements: 'reject' | 'primary';
+}
+
+export type PlanResult = Plan | DbproxyError;
+
+/** The transaction effects that start pinning a connection. */
+function pinCauseOf(c: Classification): PinCause | null {
+  switch (c.transaction) {
+    case 'begin':
+    case 'commit_and_chain':
+    case 'rollback_and_chain':
+      return 'transaction';
+    case 'autocommit_off':
+      return 'autocommit';
+    default:
+      return c.session.kind === 'pin' ? 'session_state' : null;
+  }
+}
+
+function shardOf(route: SqlRoute, ctx: PlanContext): string | DbproxyError {
+  const decision = route.decision;
+  switch (decision.kind) {
+    case 'unsharded':
+      return ctx.defaultShard;
+    case 'shards':
+      if (decision.shards.length === 1) return decision.shards[0] as string;
+      return MysqlEdgeErrors.shardUnsupported('statements spanning several shards need sharding support (not in this build)');
+    case 'all_shards':
+      return MysqlEdgeErrors.shardUnsupported(`statements on every shard need sharding support (not in this build): ${decision.reason}`);
+    case 'reject':
+      return decision.error;
+  }
+}
+
+/** The plan for a statement on a session that holds no pinned connection. */
+export function planStatement(route: SqlRoute, ctx: PlanContext): PlanResult {
+  const c = route.classification;
+  if (c.statementCount > 1 && ctx.multiStatements === 'reject') return MysqlEdgeErrors.multiStatement();
+  const shard = shardOf(route, ctx);
+  if (typeof shard !== 'string') return shard;
+  const pin = pinCauseOf(c);
+  const write = c.family === 'write' || c.family === 'ddl';
+  if (ctx.listener === 'read_only') {
+    if (write || (c.statementCount > 1 && !c.replicaSafe)) return MysqlEdgeErrors.readOnly(c.command.toUpperCase());
+    return { role: 'replica', reserved: false, pin, label: 'replica', shard, write: false };
+  }
+  if (pin !== null) return { role: 'primary', reserved: true, pin, label: 'primary', shard, write };
+  if (route.replicaEligible) {
+    if (ctx.readAfterWrite) return { role: 'primary', reserved: false, pin: null, label: 'read_after_write', shard, write: false };
+    return { role: 'replica', reserved: false, pin: null, label: 'replica', shard, write: false };
+  }
+  return { role: 'primary', reserved: false, pin: null, label: 'primary', shard, write };
+}
+
+/** COM_FIELD_LIST / COM_STATISTICS / COM_INIT_DB: metadata reads and the schema switch. */
+export function planCommand(kind: 'metadata' | 'schema', ctx: PlanContext): Plan {
+  if (ctx.listener === 'read_only' || (kind === 'metadata' && !ctx.readAfterWrite)) {
+    return { role: 'replica', reserved: false, pin: null, label: 'replica', shard: ctx.defaultShard, write: false };
+  }
+  return { role: 'primary', reserved: false, pin: null, label: kind === 'metadata' ? 'read_after_write' : 'primary', shard: ctx.defaultShard, write: false };
+}
+
+/** Whether a statement can leave state on the connection the edge does not track (so it needs a reset). */
+export function leavesUntrackedState(c: Classification): boolean {
+  if (c.session.kind === 'replay') return false;
+  if (c.family !== 'read') return true;
+  for (const reason of c.unsafeReasons) {
+    // LAST_INSERT_ID(expr), sequences, user functions may leave state; reading variables or locking rows (outside a transaction) does not.
+    if (reason.code !== 'session_variable' && reason.code !== 'locking_read') return true;
+  }
+  return false;
+}
