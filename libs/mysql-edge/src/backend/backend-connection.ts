@@ -97,7 +97,7 @@ export class BackendConnection {
     this.threadId = opened.handshake.connectionId;
     this.serverVersion = opened.handshake.serverVersion;
     this.capabilities = opened.capabilities;
-    this.statements = new BackendStatements(options.maxStatements);
+    this.statements = new BackendStatements(options.maxStatements, (id) => this.closeStatementNow(id));
     this.tracker = new ResponseTracker({ capabilities: opened.capabilities, maxBytes: options.maxResultBytes });
     this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
     this.socket.on('error', (err: Error) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.message)));
@@ -190,7 +190,15 @@ export class BackendConnection {
     if (this.state === 'closed') return;
     this.options.states.move(this.id, this.state, 'closed', reason);
     this.state = 'closed';
+    this.statements.clear();
     this.socket.destroy();
+  }
+
+  /** COM_STMT_CLOSE right away when nobody is using the connection (it has no response). */
+  private closeStatementNow(id: number): boolean {
+    if (this.state !== 'ready') return this.state === 'closed';
+    this.socket.write(statementClose(id));
+    return true;
   }
 
   /** Fails the connection: closed, and the borrower (if responses are outstanding) is told. */
@@ -270,6 +278,12 @@ export class BackendConnection {
 }
 
 const RESOLVED = Promise.resolve();
+
+function statementClose(id: number): Buffer {
+  const buf = Buffer.from([5, 0, 0, 0, Command.StmtClose, 0, 0, 0, 0]);
+  buf.writeUInt32LE(id, 5);
+  return buf;
+}
 
 /** A COM_QUERY packet (sequence 0) for edge-issued statements; they never carry query attributes. */
 export function queryPacket(sql: string): Buffer {

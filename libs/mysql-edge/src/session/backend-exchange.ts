@@ -143,7 +143,6 @@ export class BackendExchange implements ResponseSink {
     this.span?.setAttribute('dbproxy.pool_wait_ms', this.lease?.waitMs ?? 0);
     const parts = this.parts;
     parts.length = 0;
-    conn.statements.sweep(owner.edge.catalog);
     for (const id of conn.statements.closing) parts.push(statementPacket(Command.StmtClose, id));
     conn.statements.closing.length = 0;
     this.pendingPreludes = 0;
@@ -315,18 +314,11 @@ export class BackendExchange implements ResponseSink {
     this.finish(pinned && closeConnection, closeConnection && this.conn !== null ? 'failed' : null);
   }
 
+  /** The connection died with the command in flight: the client gets an ERR (a statement that may have run is never retried). */
   connectionFailed(err: DbproxyError, lastSeq: number): void {
     const conn = this.conn as BackendConnection;
-    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason: err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? 'result_too_large' : 'lost' });
-    const plan = this.plan;
-    const retry = this.pin === null && lastSeq < 0 && plan !== null && plan.role === 'replica' && !this.fellBack && err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST';
-    if (retry && this.packet !== null && (this.kind === 'query' || this.kind === 'execute' || this.kind === 'field-list')) {
-      this.release(false, 'lost');
-      this.owner.epoch.directory.markFailed(conn.backend, this.owner.edge.clock.now);
-      this.fellBack = true;
-      this.owner.edge.metrics.fallbacks.inc({ reason: 'replica_lost' });
-      return this.acquire({ ...plan, role: 'primary', reserved: false, label: 'fallback' });
-    }
+    const reason = err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? 'result_too_large' : err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'protocol';
+    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason });
     this.fail(err, lastSeq);
   }
 

@@ -187,7 +187,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     const ex = this.exchange();
     ex.kind = kind;
     this.transition('exchanging', kind);
-    this.deadline = this.edge.clock.now + this.epoch.limits.queryTimeoutMs;
+    this.deadline = Date.now() + this.epoch.limits.queryTimeoutMs;
     ex.run(packet, this.startSpan(kind, route));
   }
 
@@ -236,12 +236,12 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   private block(conn: BackendConnection): void {
     this.blocked = conn;
     conn.pauseReading();
-    this.deadline = this.edge.clock.now + this.epoch.limits.clientWriteTimeoutMs;
+    this.deadline = Date.now() + this.epoch.limits.clientWriteTimeoutMs;
     this.socket.once('drain', () => {
       const paused = this.blocked;
       this.blocked = null;
       paused?.resumeReading();
-      if (this.state === 'exchanging') this.deadline = this.edge.clock.now + this.epoch.limits.queryTimeoutMs;
+      if (this.state === 'exchanging') this.deadline = Date.now() + this.epoch.limits.queryTimeoutMs;
     });
   }
 

@@ -1,0 +1,227 @@
+// Routing through mysql-edge against a real MariaDB primary and GTID replica: safe reads on the
+// replica, writes and unsafe reads on the primary, transaction and session pins, read-after-write,
+// replayed USE/SET NAMES, the read-only listener, fallback, multi-statement refusal.
+import { startMariaDb } from '@dbproxy/testing';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { startEdge, type EdgeHarness } from './harness';
+
+jest.setTimeout(120_000);
+
+let db: Awaited<ReturnType<typeof startMariaDb>>;
+let edge: EdgeHarness;
+let direct: { primary: Connection; replica: Connection };
+
+const counted = (route: string, backend: string) => edge.metric('dbproxy_mysql_queries_total', { route, backend });
+
+async function comSelect(c: Connection): Promise<number> {
+  const [rows] = await c.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Com_select'");
+  return Number(rows[0]?.['Value']);
+}
+
+beforeAll(async () => {
+  db = await startMariaDb({ replicas: 1 });
+  const replica = db.replicas[0]!;
+  edge = await startEdge(
+    [
+      { name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary', extra: 'reserved_pool = 2' },
+      { name: 'replica', host: replica.host, port: replica.port, role: 'replica' },
+    ],
+    'read_after_write_seconds = 1',
+  );
+  direct = {
+    primary: await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' }),
+    replica: await createConnection({ host: replica.host, port: replica.port, user: 'root' }),
+  };
+  await direct.primary.query('CREATE DATABASE app');
+  await direct.primary.query('CREATE TABLE app.items (id INT PRIMARY KEY, name VARCHAR(40) CHARACTER SET utf8mb4)');
+  await direct.primary.query("INSERT INTO app.items VALUES (1, 'one'), (2, 'two'), (3, 'three')");
+  await db.waitForReplicaCatchUp();
+});
+
+afterAll(async () => {
+  await direct?.primary.end();
+  await direct?.replica.end();
+  await edge?.stop();
+  await db?.destroy();
+});
+
+describe('read/write split', () => {
+  it('serves safe reads from the replica and writes from the primary (query and execute)', async () => {
+    const c = await edge.connect({ database: 'app' });
+    const replicaSelects = await comSelect(direct.replica);
+    const before = await counted('replica', 'replica');
+    const [q] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 2');
+    const [e] = await c.execute<RowDataPacket[]>('SELECT name FROM items WHERE id = ?', [3]);
+    expect(q).toEqual([{ name: 'two' }]);
+    expect(e).toEqual([{ name: 'three' }]);
+    // the query, the execute, and the prepare mysql2 sends before it
+    expect(await counted('replica', 'replica')).toBe(before + 3);
+    expect(await comSelect(direct.replica)).toBeGreaterThanOrEqual(replicaSelects + 2);
+    const writes = await counted('primary', 'primary');
+    await c.execute('INSERT INTO items VALUES (?, ?)', [10, 'ten']);
+    expect(await counted('primary', 'primary')).toBe(writes + 1);
+    const [[row]] = await direct.primary.query<RowDataPacket[]>('SELECT name FROM app.items WHERE id = 10');
+    expect(row).toEqual({ name: 'ten' });
+    await c.end();
+  });
+
+  it('sends unsafe reads (locking, state functions, variables) to the primary', async () => {
+    const c = await edge.connect({ database: 'app' });
+    const before = await counted('primary', 'primary');
+    const [[server]] = await c.query<RowDataPacket[]>('SELECT @@server_id AS id');
+    expect(server?.['id']).toBe(db.primary.serverId);
+    await c.query('SELECT name FROM items WHERE id = 1 FOR UPDATE');
+    expect(await counted('primary', 'primary')).toBe(before + 2);
+    await c.end();
+  });
+
+  it('reads its own write right after an autocommit write (read-after-write window), then returns to the replica', async () => {
+    const c = await edge.connect({ database: 'app' });
+    await direct.replica.query('STOP SLAVE');
+    try {
+      await c.query("INSERT INTO items VALUES (20, 'twenty')");
+      const [rows] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 20');
+      expect(rows).toEqual([{ name: 'twenty' }]);
+      expect(await counted('read_after_write', 'primary')).toBeGreaterThanOrEqual(1);
+      await new Promise((r) => setTimeout(r, 1_100));
+      const [stale] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 20');
+      expect(stale).toEqual([]); // the replica, whose replication is stopped, has not seen it
+    } finally {
+      await direct.replica.query('START SLAVE');
+    }
+    await db.waitForReplicaCatchUp();
+    await c.end();
+  });
+});
+
+describe('pins', () => {
+  it('sees its own uncommitted write inside BEGIN, on one primary connection, until COMMIT', async () => {
+    const c = await edge.connect({ database: 'app' });
+    const pins = await edge.metric('dbproxy_mysql_pins_total', { cause: 'transaction' });
+    await c.query('BEGIN');
+    await c.query("INSERT INTO items VALUES (30, 'thirty')");
+    const [inside] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 30');
+    expect(inside).toEqual([{ name: 'thirty' }]);
+    const [[a]] = await c.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
+    const [[b]] = await c.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
+    expect(a?.['id']).toBe(b?.['id']);
+    const [[other]] = await direct.primary.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM app.items WHERE id = 30');
+    expect(other?.['n']).toBe(0);
+    await c.query('COMMIT');
+    expect(await edge.metric('dbproxy_mysql_pins_total', { cause: 'transaction' })).toBe(pins + 1);
+    const [[committed]] = await direct.primary.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM app.items WHERE id = 30');
+    expect(committed?.['n']).toBe(1);
+    await c.end();
+  });
+
+  it('pins from SET autocommit = 0 until autocommit is back on', async () => {
+    const c = await edge.connect({ database: 'app' });
+    await c.query('SET autocommit = 0');
+    await c.query("INSERT INTO items VALUES (31, 'thirty-one')");
+    const [inside] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 31');
+    expect(inside).toEqual([{ name: 'thirty-one' }]);
+    await c.query('ROLLBACK');
+    const [gone] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 31');
+    expect(gone).toEqual([]);
+    await c.query('SET autocommit = 1');
+    const [[row]] = await c.query<RowDataPacket[]>('SELECT @@autocommit AS ac');
+    expect(row?.['ac']).toBe(1);
+    await c.end();
+  });
+
+  it('keeps a user variable for the session: still there ten statements later', async () => {
+    const c = await edge.connect({ database: 'app' });
+    await c.query("SET @x = 'kept'");
+    for (let i = 0; i < 10; i++) await c.query('SELECT name FROM items WHERE id = ?', [1 + (i % 3)]);
+    const [[row]] = await c.query<RowDataPacket[]>('SELECT @x AS x');
+    expect(row?.['x']).toBe('kept');
+    expect(await edge.metric('dbproxy_mysql_pins_total', { cause: 'session_state' })).toBeGreaterThanOrEqual(1);
+    await c.end();
+  });
+
+  it('does not leak session state between clients sharing pooled connections', async () => {
+    const a = await edge.connect({ database: 'app' });
+    await a.query('SET @leak = 42');
+    await a.query('CREATE TEMPORARY TABLE tmp_leak (id INT)');
+    await a.end();
+    await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 5; i++) {
+      const b = await edge.connect({ database: 'app' });
+      await b.query('BEGIN');
+      const [[row]] = await b.query<RowDataPacket[]>('SELECT @leak AS v');
+      expect(row?.['v']).toBeNull();
+      await expect(b.query('SELECT * FROM tmp_leak')).rejects.toMatchObject({ errno: 1146 });
+      await b.query('COMMIT');
+      await b.end();
+    }
+  });
+});
+
+describe('replayed settings', () => {
+  it('replays USE and SET NAMES on every borrowed connection', async () => {
+    const c = await edge.connect();
+    await c.query('USE app');
+    await c.query('SET NAMES latin1');
+    for (let i = 0; i < 6; i++) {
+      const [[row]] = await c.query<RowDataPacket[]>('SELECT DATABASE() AS db, @@character_set_client AS cs, name FROM items WHERE id = 1');
+      expect(row).toEqual({ db: 'app', cs: 'latin1', name: 'one' });
+    }
+    await c.query('SET NAMES utf8mb4');
+    const [[after]] = await c.query<RowDataPacket[]>('SELECT @@character_set_client AS cs');
+    expect(after?.['cs']).toBe('utf8mb4');
+    await c.end();
+  });
+
+  it('applies the handshake database and character set to pooled connections', async () => {
+    const c = await edge.connect({ database: 'app', charset: 'UTF8MB4_UNICODE_CI' });
+    const [[row]] = await c.query<RowDataPacket[]>('SELECT DATABASE() AS db, @@collation_connection AS coll');
+    expect(row).toEqual({ db: 'app', coll: 'utf8mb4_unicode_ci' });
+    await c.end();
+  });
+});
+
+describe('listeners and refusals', () => {
+  it('refuses writes on the read-only listener with ERR 1290 and serves reads from the replica', async () => {
+    const c = await edge.connect({ port: edge.roPort, database: 'app' });
+    await expect(c.query("INSERT INTO items VALUES (40, 'forty')")).rejects.toMatchObject({ errno: 1290, sqlState: 'HY000' });
+    const before = await counted('replica', 'replica');
+    const [[row]] = await c.query<RowDataPacket[]>('SELECT @@server_id AS id');
+    expect(row?.['id']).toBe(db.replicas[0]!.serverId);
+    expect(await counted('replica', 'replica')).toBe(before + 1);
+    await c.end();
+  });
+
+  it('falls back to the primary when no replica is usable, and returns when it is', async () => {
+    const ro = await edge.connect({ port: edge.roPort, database: 'app' });
+    edge.publishTopology({ replica: { healthy: false } });
+    await new Promise((r) => setTimeout(r, 100));
+    const pool = (await edge.backends()).backends.find((b) => b.name === 'replica')?.pool;
+    const [[row]] = await ro.query<RowDataPacket[]>('SELECT @@server_id AS id, name FROM items WHERE id = 1');
+    expect(row).toEqual({ id: db.primary.serverId, name: 'one' });
+    expect(await edge.metric('dbproxy_mysql_queries_total', { route: 'fallback', backend: 'primary' })).toBeGreaterThanOrEqual(1);
+    // the unhealthy replica's pool was not destroyed
+    expect((await edge.backends()).backends.find((b) => b.name === 'replica')?.pool?.['total']).toBe(pool?.['total']);
+    edge.publishTopology();
+    await new Promise((r) => setTimeout(r, 100));
+    const [[back]] = await ro.query<RowDataPacket[]>('SELECT @@server_id AS id');
+    expect(back?.['id']).toBe(db.replicas[0]!.serverId);
+    await ro.end();
+  });
+
+  it('rejects multi-statement requests with a clear ERR', async () => {
+    const c = await edge.connect({ multipleStatements: true });
+    await expect(c.query('SELECT 1; SELECT 2')).rejects.toMatchObject({ errno: 1235, message: expect.stringContaining('Multi-statement') });
+    const [[ok]] = await c.query<RowDataPacket[]>('SELECT 3 AS n');
+    expect(ok?.['n']).toBe(3);
+    await c.end();
+  });
+
+  it('passes backend errors through with their errno and SQLSTATE', async () => {
+    const c = await edge.connect({ database: 'app' });
+    await expect(c.query('SELECT * FROM no_such_table')).rejects.toMatchObject({ errno: 1146, sqlState: '42S02' });
+    await expect(c.query("INSERT INTO items VALUES (1, 'dup')")).rejects.toMatchObject({ errno: 1062, sqlState: '23000' });
+    await expect(c.query('SELEC oops')).rejects.toMatchObject({ errno: 1064, sqlState: '42000' });
+    expect(await edge.metric('dbproxy_mysql_errors_total', { code: '1062' })).toBeGreaterThanOrEqual(1);
+    await c.end();
+  });
+});
