@@ -24,11 +24,12 @@ export function loadFrontendTls(config: DeepReadonly<DbproxyConfig>): FrontendTl
 }
 
 /**
- * Upgrades a client socket right after its SSLRequest. `early` holds bytes of the client's TLS
- * hello that arrived with the SSLRequest: they go back into the socket, and the TLS socket reads
- * a wrapped socket's buffered data first.
+ * Upgrades a client socket right after its SSLRequest. MySQL clients do not wait for an answer
+ * before their TLS hello, so `early` may hold its first bytes: the socket is paused (so they are
+ * buffered, not emitted) and they go back into it; the TLS socket reads buffered data first.
  */
 export function upgradeToTls(socket: Socket, context: SecureContext, early: Buffer | undefined): TLSSocket {
+  socket.pause();
   if (early && early.length > 0) socket.unshift(early);
   return new TLSSocket(socket, { isServer: true, secureContext: context, requestCert: false });
 }
