@@ -23,7 +23,7 @@ export interface SqlRouterOptions {
   readonly cacheSize: number;
   /** User-defined functions that are safe on replicas (bare or schema-qualified names). */
   readonly allowedFunctions?: readonly string[];
-  /** Statements with more tokens than this skip node-sql-parser and go to the primary. Default 600. */
+  /** Statements whose reduced parse text has more tokens than this skip node-sql-parser (primary-only). Default 48. */
   readonly maxParseTokens?: number;
 }
 
@@ -69,7 +69,8 @@ const cacheLookup = channel(Channels.sqlCacheLookup);
 export class SqlRouter {
   readonly dialect: Dialect;
   private readonly fingerprinter: Fingerprinter;
-  private readonly cache: BoundedLru<number, CacheEntry>;
+  /** Fingerprint key -> entry, and the normalized text's code units to confirm a hit exactly. */
+  private readonly cache: BoundedLru<number, { readonly entry: CacheEntry; readonly codes: Uint16Array }>;
   private readonly config: AnalyzerConfig;
   private readonly counters: AnalyzerCounters = { parses: 0, parseFailures: 0, tooComplex: 0 };
   private keyCollisions = 0;
@@ -85,7 +86,7 @@ export class SqlRouter {
       multiShard: options.multiShard,
       allowedFunctions: new Set((options.allowedFunctions ?? []).map((f) => f.toLowerCase())),
       parser: new StatementParser(options.dialect),
-      maxParseTokens: options.maxParseTokens ?? 600,
+      maxParseTokens: options.maxParseTokens ?? 48,
     };
   }
 
@@ -123,15 +124,15 @@ export class SqlRouter {
 
   private lookup(scan: StatementScan): [CacheEntry, 'hit' | 'miss'] {
     const key = scan.out.key();
-    let entry = this.cache.get(key);
-    if (entry !== undefined && !scan.out.equals(entry.fingerprint.text)) {
+    let cached = this.cache.get(key);
+    if (cached !== undefined && !scan.out.sameAs(cached.codes)) {
       this.keyCollisions++;
-      entry = undefined;
+      cached = undefined;
     }
-    if (cacheLookup.hasSubscribers) cacheLookup.publish({ hit: entry !== undefined });
-    if (entry !== undefined) return [entry, 'hit'];
-    entry = analyze(scan.out.toString(), scanFacts(scan), this.config, this.counters);
-    this.cache.set(key, entry);
+    if (cacheLookup.hasSubscribers) cacheLookup.publish({ hit: cached !== undefined });
+    if (cached !== undefined) return [cached.entry, 'hit'];
+    const entry = analyze(scan.out.toString(), scanFacts(scan), this.config, this.counters);
+    this.cache.set(key, { entry, codes: scan.out.codes() });
     return [entry, 'miss'];
   }
 

@@ -120,6 +120,20 @@ export class TextBuffer {
     return (this.hash >>> 0) * 0x100000 + (this.length & 0xfffff);
   }
 
+  /** True when the content equals `codes` (a copy kept from an earlier run). */
+  sameAs(codes: Uint16Array): boolean {
+    const n = this.length;
+    if (codes.length !== n) return false;
+    const data = this.data;
+    for (let i = 0; i < n; i++) if (data[i] !== codes[i]) return false;
+    return true;
+  }
+
+  /** A copy of the content's code units. */
+  codes(): Uint16Array {
+    return this.data.slice(0, this.length);
+  }
+
   /** True when the content equals `text`. */
   equals(text: string): boolean {
     const n = this.length;
