@@ -15,5 +15,6 @@ export type {
 export type { RoutingHints } from './comments';
 export type { InsertRowGroup, RoutingDecision } from './routing-decision';
 export type { SqlValue } from './literals';
-export { SqlScanner, Tok, tokenize, type Dialect, type Token, type TokKind, type UnterminatedKind } from './tokenizer';
+export { SqlScanner, Tok, type Dialect, type TokKind, type UnterminatedKind } from './tokenizer';
+export { tokenize, type Token } from './tokenize';
 export { Fingerprinter, StatementScan } from './fingerprint';

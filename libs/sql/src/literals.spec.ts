@@ -1,6 +1,7 @@
 // Literal and parameter decoding into shard keys: exact integers, both string escape styles, refusals.
 import { literalKey, parameterKey } from './literals';
-import { tokenize, type Dialect } from './tokenizer';
+import { tokenize } from './tokenize';
+import type { Dialect } from './tokenizer';
 
 function key(literal: string, dialect: Dialect = 'mysql'): unknown {
   const [token] = tokenize(literal, dialect);

@@ -1,6 +1,7 @@
 // Tokenizer: comments, quoting and escapes per dialect, numbers, placeholders, variables, errors.
 import { Kw } from './keywords';
-import { Tok, tokenize, type Dialect, type TokKind } from './tokenizer';
+import { tokenize } from './tokenize';
+import { Tok, type Dialect, type TokKind } from './tokenizer';
 
 const kinds = (sql: string, dialect: Dialect = 'mysql'): [TokKind, string][] => tokenize(sql, dialect).map((t) => [t.kind, t.text]);
 

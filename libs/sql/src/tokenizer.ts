@@ -1,6 +1,6 @@
 // The SQL tokenizer for the MySQL and PostgreSQL dialects: a pull scanner over char codes, linear, allocation-free.
-import { UnterminatedToken } from './errors';
 import { hashUpper, isExpressionPrefix, keywordId, keywordIdForHash } from './keywords';
+import { blockCommentEnd, dollarBodyEnd, isDigit, isHex, isIdPart, isIdStart, isSpace, operatorEnd, quotedEnd } from './lexemes';
 
 export type Dialect = 'mysql' | 'postgresql';
 
@@ -43,35 +43,6 @@ export type TokKind = (typeof Tok)[keyof typeof Tok];
 
 /** What an Error token failed to terminate. */
 export type UnterminatedKind = 'string' | 'quoted identifier' | 'comment' | 'dollar-quoted string';
-
-const C_ID_START = 1;
-const C_ID_PART = 2;
-const C_DIGIT = 4;
-const C_SPACE = 8;
-const C_HEX = 16;
-const CLASS = new Uint8Array(128);
-for (let c = 0; c < 128; c++) {
-  const ch = String.fromCharCode(c);
-  if (/[A-Za-z_]/.test(ch)) CLASS[c] |= C_ID_START | C_ID_PART;
-  if (/[0-9]/.test(ch)) CLASS[c] |= C_DIGIT | C_ID_PART;
-  if (/[0-9A-Fa-f]/.test(ch)) CLASS[c] |= C_HEX;
-  if (ch === '$') CLASS[c] |= C_ID_PART;
-  if (' \t\n\r\f\v'.includes(ch)) CLASS[c] |= C_SPACE;
-}
-// Non-ASCII characters (except a BOM) are identifier characters; NaN (past the end) is not.
-const isIdStart = (c: number): boolean => (c < 128 ? (CLASS[c] & C_ID_START) !== 0 : c >= 128 && c !== 0xfeff);
-const isIdPart = (c: number): boolean => (c < 128 ? (CLASS[c] & C_ID_PART) !== 0 : c >= 128 && c !== 0xfeff);
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
-const isSpace = (c: number): boolean => c < 128 && (CLASS[c] & C_SPACE) !== 0;
-const isHex = (c: number): boolean => c < 128 && (CLASS[c] & C_HEX) !== 0;
-
-// Operators recognized as one token, keyed by their char codes; anything else is one character long.
-const code2 = (op: string): number => (op.charCodeAt(0) << 8) | op.charCodeAt(1);
-const code3 = (op: string): number => (op.charCodeAt(0) << 16) | (op.charCodeAt(1) << 8) | op.charCodeAt(2);
-const THREE_CHAR_OPS = new Set(['<=>', '->>', '#>>', '!~*', '-|-'].map(code3));
-const TWO_CHAR_OPS = new Set(
-  ['<=', '>=', '<>', '!=', ':=', '||', '&&', '::', '->', '#>', '#-', '@>', '<@', '<<', '>>', '~*', '!~', '@@', '?|', '?&', '&<', '&>', '~~', '^@'].map(code2),
-);
 
 /**
  * Pull scanner: call next() until it returns Tok.End. After each call `kind`, `start`, `end`
@@ -196,21 +167,10 @@ export class SqlScanner {
 
   /** A quoted token from `from` (the opening quote). Backslash escapes when `backslash`. */
   private quoted(from: number, quote: number, backslash: boolean, kind: TokKind): TokKind {
-    const text = this.text;
-    let i = from + 1;
-    while (i < this.len) {
-      const c = text.charCodeAt(i);
-      if (c === quote) {
-        if (text.charCodeAt(i + 1) === quote) {
-          i += 2;
-          continue;
-        }
-        this.pos = i + 1;
-        return kind;
-      }
-      i += backslash && c === 0x5c ? 2 : 1;
-    }
-    return this.fail(kind === Tok.QuotedIdent ? 'quoted identifier' : 'string');
+    const end = quotedEnd(this.text, from, this.len, quote, backslash);
+    if (end < 0) return this.fail(kind === Tok.QuotedIdent ? 'quoted identifier' : 'string');
+    this.pos = end;
+    return kind;
   }
 
   private fail(what: UnterminatedKind): TokKind {
@@ -250,23 +210,10 @@ export class SqlScanner {
 
   /** A block comment; PostgreSQL nests them, MySQL does not. */
   private blockComment(): TokKind {
-    const text = this.text;
-    let depth = 1;
-    let i = this.pos + 2;
-    while (i < this.len) {
-      const c = text.charCodeAt(i);
-      if (c === 0x2a && text.charCodeAt(i + 1) === 0x2f) {
-        i += 2;
-        if (--depth === 0) {
-          this.pos = i;
-          return Tok.Comment;
-        }
-      } else if (!this.mysql && c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
-        depth++;
-        i += 2;
-      } else i++;
-    }
-    return this.fail('comment');
+    const end = blockCommentEnd(this.text, this.pos, this.len, !this.mysql);
+    if (end < 0) return this.fail('comment');
+    this.pos = end;
+    return Tok.Comment;
   }
 
   /** `-`/`+` before a number where no operand precedes is part of a signed literal. */
@@ -419,20 +366,11 @@ export class SqlScanner {
     return this.dollarBody(this.pos, i + 1);
   }
 
-  /** Finds the closing tag; each `$` in the body is compared at most up to the next `$`, so this is linear. */
   private dollarBody(tagStart: number, bodyStart: number): TokKind {
-    const text = this.text;
-    const tagLength = bodyStart - tagStart;
-    for (let i = bodyStart; i < this.len; i++) {
-      if (text.charCodeAt(i) !== 0x24) continue;
-      let k = 1;
-      while (k < tagLength && text.charCodeAt(i + k) === text.charCodeAt(tagStart + k)) k++;
-      if (k === tagLength) {
-        this.pos = i + tagLength;
-        return Tok.String;
-      }
-    }
-    return this.fail('dollar-quoted string');
+    const end = dollarBodyEnd(this.text, tagStart, bodyStart, this.len);
+    if (end < 0) return this.fail('dollar-quoted string');
+    this.pos = end;
+    return Tok.String;
   }
 
   /** MySQL `@name`, `@'quoted'`, `@@name`, `@@session.name`. */
@@ -449,37 +387,7 @@ export class SqlScanner {
   }
 
   private operator(): TokKind {
-    const text = this.text;
-    const p = this.pos;
-    const two = p + 1 < this.len ? (text.charCodeAt(p) << 8) | text.charCodeAt(p + 1) : -1;
-    if (p + 2 < this.len && THREE_CHAR_OPS.has((two << 8) | text.charCodeAt(p + 2))) this.pos = p + 3;
-    else if (TWO_CHAR_OPS.has(two)) this.pos = p + 2;
-    else this.pos = p + 1;
+    this.pos = operatorEnd(this.text, this.pos, this.len);
     return Tok.Operator;
   }
-}
-
-/** One token of tokenize()'s output. */
-export interface Token {
-  readonly kind: TokKind;
-  readonly start: number;
-  readonly end: number;
-  readonly text: string;
-  /** Keyword id for words, else 0. */
-  readonly keyword: number;
-}
-
-/**
- * Tokenizes a whole statement, comments included. Throws DBP_ERR_SQL_UNTERMINATED (and only
- * that) for an unterminated string, identifier, comment or dollar quote.
- */
-export function tokenize(text: string, dialect: Dialect): Token[] {
-  const scanner = new SqlScanner(dialect);
-  scanner.reset(text);
-  const tokens: Token[] = [];
-  for (let kind = scanner.next(); kind !== Tok.End; kind = scanner.next()) {
-    if (kind === Tok.Error) throw UnterminatedToken(scanner.unterminated, scanner.start);
-    tokens.push({ kind, start: scanner.start, end: scanner.end, text: text.slice(scanner.start, scanner.end), keyword: scanner.keyword });
-  }
-  return tokens;
 }
