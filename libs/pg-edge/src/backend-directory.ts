@@ -55,6 +55,7 @@ export class BackendDirectory {
   /** A usable replica by weight within the lowest pressure band; the primary when none and `fallback`. */
   replica(shard: string, load: BackendLoad, fallback: boolean): BackendChoice {
     const usable = this.topology().usable(shard, 'replica');
+    if (usable.length === 0) return fallback ? { target: this.primary(shard), fellBack: true } : { target: undefined, fellBack: false };
     const candidates: ReplicaCandidate[] = [];
     const targets = new Map<string, BackendTarget>();
     for (const state of usable) {

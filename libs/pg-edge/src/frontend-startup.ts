@@ -89,5 +89,7 @@ export function readStartup(client: Socket, policy: StartupPolicy): Promise<Star
       }
     };
     socket.on('data', onData).once('close', onClose).once('error', onClose);
+    // A socket paused by an earlier phase (a refused TLS passthrough) does not resume on its own.
+    socket.resume();
   });
 }

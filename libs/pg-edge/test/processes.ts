@@ -20,6 +20,7 @@ export function run(command: string, args: readonly string[], options: { input?:
       clearTimeout(timer);
       resolve({ status, stdout, stderr });
     });
+    child.stdin.on('error', () => undefined); // a command that never reads its input
     child.stdin.end(options.input ?? '');
   });
 }

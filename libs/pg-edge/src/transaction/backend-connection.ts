@@ -96,13 +96,21 @@ export class PgBackendConnection {
     this.alive = false;
   }
 
-  /** ROLLBACK + DISCARD ALL in one round trip when the connection may carry state; nothing otherwise. */
-  reset(): Promise<void> {
+  /** True when the connection may carry session state or an open transaction. */
+  needsReset(): boolean {
+    return this.dirty || this.idleStatus !== 0x49;
+  }
+
+  /** ROLLBACK + DISCARD ALL in one round trip; the connection is closed if that fails or takes over `timeoutMs`. */
+  reset(timeoutMs: number): Promise<void> {
     this.unnamedHolds = undefined;
-    if (!this.dirty && this.idleStatus === 0x49) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       let ready = 0;
       let failure: string | undefined;
+      const timer = setTimeout(() => {
+        this.close('reset-timeout');
+        reject(new Error(`reset took longer than ${timeoutMs} ms`));
+      }, timeoutMs);
       this.attach({
         onFrame: (frame) => {
           if (frame.code === BackendCode.ErrorResponse) {
@@ -110,6 +118,7 @@ export class PgBackendConnection {
             failure ??= error.type === 'ErrorResponse' ? `${error.code} ${error.message}` : 'reset failed';
           }
           if (frame.code === BackendCode.ReadyForQuery && ++ready === 2) {
+            clearTimeout(timer);
             this.detach();
             this.idleStatus = frame.payload[0];
             if (failure !== undefined || this.idleStatus !== 0x49) return reject(new Error(failure ?? 'still in a transaction after reset'));
@@ -118,7 +127,10 @@ export class PgBackendConnection {
           }
         },
         onChunkEnd: () => undefined,
-        onLost: (err) => reject(err),
+        onLost: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
       });
       this.socket.write(RESET);
     });

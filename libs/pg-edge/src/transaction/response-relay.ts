@@ -91,10 +91,10 @@ export class ResponseRelay {
         if (this.current()?.kind === 'execute') this.head++;
         return;
       case BackendCode.RowDescription:
-        if (!this.typesCarried(frame.payload, 'result column', rowDescriptionTypes)) return;
+        if (!this.typesCarried(frame.payload, 'result column', uncarriedColumn)) return;
         return this.answer(frame, this.current()?.kind !== 'query');
       case BackendCode.ParameterDescription:
-        if (!this.typesCarried(frame.payload, 'parameter', parameterTypes)) return;
+        if (!this.typesCarried(frame.payload, 'parameter', uncarriedParameter)) return;
         this.noteInferred(frame);
         return this.answer(frame, false);
       case BackendCode.ParseComplete:
@@ -177,14 +177,11 @@ export class ResponseRelay {
     }
   }
 
-  private typesCarried(payload: Buffer, what: string, read: (payload: Buffer) => number[]): boolean {
-    for (const oid of read(payload)) {
-      if (!carriedType(oid)) {
-        this.hooks.fail(PgEdgeErrors.unsupportedType(oid, what), false);
-        return false;
-      }
-    }
-    return true;
+  private typesCarried(payload: Buffer, what: string, uncarried: (payload: Buffer) => number): boolean {
+    const oid = uncarried(payload);
+    if (oid < 0) return true;
+    this.hooks.fail(PgEdgeErrors.unsupportedType(oid, what), false);
+    return false;
   }
 
   private noteInferred(frame: Frame): void {
@@ -193,17 +190,26 @@ export class ResponseRelay {
   }
 }
 
-/** Type OIDs of a RowDescription, read in place. */
-function rowDescriptionTypes(payload: Buffer): number[] {
+/** The first type OID of a RowDescription transaction mode does not carry, or -1 (read in place). */
+function uncarriedColumn(payload: Buffer): number {
   const count = payload.readInt16BE(0);
-  const types: number[] = [];
   let at = 2;
   for (let i = 0; i < count; i++) {
-    at = payload.indexOf(0, at) + 1; // field name
-    types.push(payload.readUInt32BE(at + 6));
+    at = payload.indexOf(0, at) + 1; // after the field name
+    const oid = payload.readUInt32BE(at + 6);
+    if (!carriedType(oid)) return oid;
     at += 18;
   }
-  return types;
+  return -1;
+}
+
+function uncarriedParameter(payload: Buffer): number {
+  const count = payload.readInt16BE(0);
+  for (let i = 0; i < count; i++) {
+    const oid = payload.readUInt32BE(2 + 4 * i);
+    if (!carriedType(oid)) return oid;
+  }
+  return -1;
 }
 
 function parameterTypes(payload: Buffer): number[] {

@@ -5,46 +5,47 @@ import type { Socket } from 'node:net';
 export class SliceWriter {
   private pieces: Buffer[] = [];
   private pending = 0;
+  /** The open tail: the last piece, possibly grown by adjacent slices (materialized lazily). */
+  private tail: Buffer | undefined;
+  private tailEnd = 0;
 
   get length(): number {
     return this.pending;
   }
 
   get empty(): boolean {
-    return this.pieces.length === 0;
+    return this.pending === 0;
   }
 
   add(buf: Buffer): void {
-    const n = this.pieces.length;
-    if (n > 0) {
-      const last = this.pieces[n - 1];
-      if (last.buffer === buf.buffer && last.byteOffset + last.length === buf.byteOffset) {
-        this.pieces[n - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + buf.length);
-        this.pending += buf.length;
-        return;
-      }
+    if (buf.length === 0) return;
+    const tail = this.tail;
+    if (tail !== undefined && tail.buffer === buf.buffer && tail.byteOffset + this.tailEnd === buf.byteOffset) {
+      this.tailEnd += buf.length;
+    } else {
+      if (tail !== undefined) this.pieces.push(this.closeTail(tail));
+      this.tail = buf;
+      this.tailEnd = buf.length;
     }
-    this.pieces.push(buf);
     this.pending += buf.length;
   }
 
   /** Moves everything from `other` to the end of this writer. */
   append(other: SliceWriter): void {
-    for (const piece of other.pieces) this.add(piece);
-    other.clear();
+    if (other.empty) return;
+    for (const piece of other.take()) this.add(piece);
   }
 
   clear(): void {
     if (this.pieces.length > 0) this.pieces = [];
+    this.tail = undefined;
     this.pending = 0;
   }
 
   /** Writes what was added; returns false when the socket asks the writer to wait for 'drain'. */
   flush(socket: Socket): boolean {
-    const pieces = this.pieces;
-    if (pieces.length === 0) return true;
-    this.pieces = [];
-    this.pending = 0;
+    if (this.pending === 0) return true;
+    const pieces = this.take();
     if (socket.destroyed) return true;
     if (pieces.length === 1) return socket.write(pieces[0]);
     socket.cork();
@@ -52,5 +53,18 @@ export class SliceWriter {
     for (const piece of pieces) ok = socket.write(piece) && ok;
     socket.uncork();
     return ok;
+  }
+
+  private take(): Buffer[] {
+    const pieces = this.pieces;
+    if (this.tail !== undefined) pieces.push(this.closeTail(this.tail));
+    this.pieces = [];
+    this.tail = undefined;
+    this.pending = 0;
+    return pieces;
+  }
+
+  private closeTail(tail: Buffer): Buffer {
+    return this.tailEnd === tail.length ? tail : Buffer.from(tail.buffer, tail.byteOffset, this.tailEnd);
   }
 }

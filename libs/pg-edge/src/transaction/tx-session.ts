@@ -4,7 +4,7 @@
 import type { Socket } from 'node:net';
 import { BackendCode, encodeBackendMessages, FrontendCode, type Frame } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
-import type { SqlRoute } from '@dbproxy/sql';
+import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
 import { errorMessage } from '@dbproxy/util';
 import { sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
@@ -60,7 +60,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** A refused batch whose Sync has not arrived: the answer waits for it. */
   private refusedUntilSync: Error | undefined;
   private deadline = Number.POSITIVE_INFINITY;
-  private abort: AbortController | undefined;
+  /** A cancel arrived while the unit waited for a connection: it ends with 57014 when one comes. */
+  private cancelWhileWaiting = false;
+  private readonly router: SqlRouter;
+  private readonly routeCounters: Readonly<Record<'primary' | 'replica' | 'held', { inc(): void }>>;
   private readonly clientSide: InboxHandler = {
     onFrame: (frame) => this.onClientFrame(frame),
     onChunkEnd: () => this.pump(),
@@ -82,7 +85,14 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     private readonly shard: string,
   ) {
     const pg = epoch.config.postgres;
-    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.router(epoch));
+    this.router = shared.router(epoch);
+    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), this.router);
+    const routes = edge.metrics.routes;
+    this.routeCounters = {
+      primary: routes.labels({ route: 'primary', listener }),
+      replica: routes.labels({ route: 'replica', listener }),
+      held: routes.labels({ route: 'held', listener }),
+    };
     this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes }, this);
     this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
     this.key = edge.cancelKeys.issue(() => this.cancelRequested());
@@ -146,7 +156,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   private runSimple(frame: Frame): void {
     const sql = frame.payload.toString('utf8', 0, frame.payload.length - 1);
-    const route = this.shared.router(this.epoch).route(sql);
+    const route = this.router.route(sql);
     this.runUnit(
       [route],
       true,
@@ -185,7 +195,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.flags.pin ||= decision.pin;
     this.flags.write ||= decision.write;
     if (this.lease) {
-      this.edge.metrics.routes.inc({ route: 'held', listener: this.listener });
+      this.routeCounters.held.inc();
       return this.dispatch(emit);
     }
     const pg = this.epoch.config.postgres;
@@ -194,22 +204,27 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       const choice = this.epoch.directory.require(this.shard, decision.role, this.shared.pools, pg.fallback_to_primary);
       if (choice.fellBack) this.edge.metrics.fallbacks.inc({ mode: 'transaction' });
       name = (choice.target as NonNullable<typeof choice.target>).config.name;
-      this.edge.metrics.routes.inc({ route: choice.target?.role ?? decision.role, listener: this.listener });
+      this.routeCounters[choice.target?.role ?? decision.role].inc();
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
     }
     this.machine.transition(this.machine.state, 'running', `acquire ${name}`);
     const idle = this.shared.pools.tryAcquire(name, decision.reserved);
-    if (idle) return this.onLease(idle, emit);
-    this.shared.pools.acquire(name, decision.reserved, this.abortSignal()).then(
-      (lease) => this.onLease(lease, emit),
+    if (idle) return this.onLease(idle, emit, synced, fromPlan);
+    this.cancelWhileWaiting = false;
+    this.shared.pools.acquire(name, decision.reserved).then(
+      (lease) => this.onLease(lease, emit, synced, fromPlan),
       (err: unknown) => this.onAcquireFailed(name, err, synced, fromPlan),
     );
   }
 
-  private onLease(lease: PgLease, emit: Emit): void {
-    if (!this.machine.is('running')) return this.shared.pools.release(lease, false, 'client-gone');
+  private onLease(lease: PgLease, emit: Emit, synced: boolean, fromPlan: boolean): void {
+    if (!this.machine.is('running')) return this.shared.pools.release(lease, true);
+    if (this.cancelWhileWaiting) {
+      this.shared.pools.release(lease, true);
+      return this.onAcquireFailed(lease.backend, PgEdgeErrors.queryCanceled(), synced, fromPlan);
+    }
     this.lease = lease;
     lease.connection.unnamedHolds = undefined;
     this.dispatch(emit);
@@ -220,8 +235,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.edge.metrics.routingFailures.inc({ reason: 'acquire' });
     this.flags = { pin: false, write: false };
     this.machine.transition('running', 'idle', 'acquire failed');
-    const cancelled = this.abort?.signal.aborted === true;
-    this.abort = undefined;
+    const cancelled = this.cancelWhileWaiting;
+    this.cancelWhileWaiting = false;
     this.refuseUnit(cancelled ? PgEdgeErrors.queryCanceled() : PgEdgeErrors.acquireTimeout.withCause(err, name, errorMessage(err)), synced, fromPlan);
     this.pump();
   }
@@ -260,11 +275,6 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   private connection() {
     return (this.lease as PgLease).connection;
-  }
-
-  private abortSignal(): AbortSignal {
-    this.abort = new AbortController();
-    return this.abort.signal;
   }
 
   // ---- backend answers (RelayHooks) ----
@@ -371,7 +381,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** A client CancelRequest: the backend gets a real cancel, and the connection is never lent again. */
   cancelRequested(): void {
     if (!this.machine.is('running')) return;
-    if (!this.lease) return this.abort?.abort();
+    if (!this.lease) {
+      this.cancelWhileWaiting = true;
+      return;
+    }
     const conn = this.lease.connection;
     conn.cancelled = true;
     void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
@@ -409,7 +422,6 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.edge.metrics.sessions.dec({ mode: 'transaction', listener: this.listener });
     this.edge.cancelKeys.revoke(this.key);
     this.shared.running.delete(this);
-    this.abort?.abort();
     const lease = this.lease;
     this.lease = undefined;
     if (lease) this.shared.pools.release(lease, false, this.held ? 'session-closed' : 'client-gone');

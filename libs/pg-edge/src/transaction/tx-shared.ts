@@ -53,7 +53,7 @@ export class TxShared {
   private async fetchParameters(epoch: EdgeEpoch, shard: string): Promise<ReadonlyMap<string, string>> {
     const target = epoch.directory.primary(shard) ?? epoch.directory.replica(shard, this.pools, true).target;
     if (!target) throw PgEdgeErrors.noBackend('primary', shard);
-    const lease = await this.pools.acquire(target.config.name, false, undefined);
+    const lease = await this.pools.acquire(target.config.name, false);
     const parameters = new Map(lease.connection.parameters);
     this.pools.release(lease, true);
     return parameters;

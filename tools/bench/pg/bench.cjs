@@ -1,0 +1,243 @@
+#!/usr/bin/env node
+// PostgreSQL benchmark: pgbench -S and the default TPC-B-like script, simple and -M extended, 10 and
+// 50 clients, against PostgreSQL directly, through PgBouncer (transaction pooling) and through
+// pg-edge in transparent and transaction modes, in one run; prints TPS, latency and the ratios,
+// then the resident memory per idle client connection of each proxy. Never run by `npm test`.
+//
+// Usage: node tools/bench/pg/bench.cjs [--duration 10] [--quick] [--soak] [--idle 300]
+//   --quick   3 s per run;  --soak  also pgbench -c 50 -M extended -T 60 through the transaction pool
+// Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
+// proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
+'use strict';
+require('../sql/ts-register.cjs');
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { mkdtempSync, writeFileSync, readFileSync, chownSync, existsSync, rmSync } = require('node:fs');
+const { join } = require('node:path');
+const { tmpdir } = require('node:os');
+const net = require('node:net');
+const { startPostgres, freePort } = require('../../../libs/testing/src/index.ts');
+const { IdleClients } = require('./idle-clients.cjs');
+
+const ROOT = join(__dirname, '..', '..', '..');
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
+const IDLE = Number(opt('idle', '300'));
+const POOL = 20;
+const PASSWORD = 'bench-secret';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function ensurePgbouncer() {
+  const found = spawnSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' });
+  if (found.status === 0) return found.stdout.trim();
+  console.log('installing pgbouncer (apt-get)...');
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', 'pgbouncer'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  return spawnSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' }).stdout.trim();
+}
+
+function waitPort(port, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => {
+        s.destroy();
+        resolve();
+      });
+      s.on('error', () => (Date.now() > deadline ? reject(new Error(`port ${port} not open`)) : setTimeout(attempt, 100)));
+    };
+    attempt();
+  });
+}
+
+function rssOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
+}
+
+function pgbench(port, user, extra, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn('pgbench', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-n', '-j', '2', '-T', String(DURATION), ...extra, 'bench'], {
+      env: { ...process.env, PGPASSWORD: PASSWORD, ...env },
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    child.on('close', () => {
+      const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN);
+      const latency = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? NaN);
+      const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
+      const processed = Number(/actually processed: (\d+)/.exec(out)?.[1] ?? 0);
+      if (!Number.isFinite(tps)) console.log(out.split('\n').slice(-8).join('\n'));
+      resolve({ tps, latency, failed, processed });
+    });
+  });
+}
+
+async function startPgbouncer(bin, dir, pgPort, port) {
+  const ini = join(dir, 'pgbouncer.ini');
+  writeFileSync(join(dir, 'userlist.txt'), `"postgres" "${PASSWORD}"\n`);
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `bench = host=127.0.0.1 port=${pgPort} dbname=bench user=postgres`,
+      '[pgbouncer]',
+      `listen_addr = 127.0.0.1`,
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'userlist.txt')}`,
+      'pool_mode = transaction',
+      `default_pool_size = ${POOL}`,
+      'max_client_conn = 5000',
+      `logfile = ${join(dir, 'pgbouncer.log')}`,
+      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
+      '',
+    ].join('\n'),
+  );
+  const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
+  const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
+  for (const f of ['pgbouncer.ini', 'userlist.txt']) chownSync(join(dir, f), uid, gid);
+  chownSync(dir, uid, gid);
+  const child = spawn(bin, [ini], { uid, gid, stdio: 'ignore' });
+  await waitPort(port);
+  return child;
+}
+
+async function startEdge(dir, name, pgPort, mode) {
+  const rw = await freePort();
+  const admin = await freePort();
+  const config = join(dir, `${name}.toml`);
+  writeFileSync(
+    config,
+    `[telemetry]\nlog_level = "warn"\n[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[bus]\nconnect_timeout_seconds = 1\n` +
+      `[[users]]\nname = "postgres"\npassword = "${PASSWORD}"\n` +
+      `[health]\ninterval_seconds = 2\n[mysql]\nenabled = false\n[redis]\nenabled = false\n` +
+      `[postgres]\nenabled = true\nrouting_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
+      `pool_max_per_backend = ${POOL}\nmax_connections = 10000\nread_after_write_seconds = 0\n` +
+      `[[postgres_backends]]\nname = "primary"\naddress = "127.0.0.1:${pgPort}"\nrole = "primary"\nusername = "postgres"\ndatabase = "bench"\n`,
+  );
+  const child = spawn(process.execPath, [...(process.env.EDGE_NODE_FLAGS ?? '').split(' ').filter(Boolean), join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitPort(rw);
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined);
+    if (res?.status === 200) break;
+    await sleep(200);
+  }
+  return { child, port: rw };
+}
+
+const SCRIPTS = [
+  ['select-only (-S)', ['-S']],
+  ['TPC-B-like', []],
+];
+const PROTOCOLS = [
+  ['simple', ['-M', 'simple']],
+  ['extended', ['-M', 'extended']],
+];
+
+async function main() {
+  const bouncerBin = ensurePgbouncer();
+  const dir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-pg-'));
+  console.log(`starting PostgreSQL (libs/testing)...`);
+  const pg = await startPostgres({ replicas: 0 });
+  const admin = new (require('pg').Client)({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
+  await admin.connect();
+  await admin.query('ALTER SYSTEM SET max_connections = 800');
+  await admin.query("ALTER SYSTEM SET shared_buffers = '128MB'");
+  await admin.query('CREATE DATABASE bench');
+  await admin.end();
+  await pg.primary.stop();
+  await pg.primary.start();
+  execFileSync('pgbench', ['-i', '-q', '-s', '10', '-h', '127.0.0.1', '-p', String(pg.primary.port), '-U', 'postgres', 'bench'], { stdio: 'ignore' });
+  const targets = [];
+  const children = [];
+  try {
+    targets.push({ name: 'PostgreSQL direct', port: pg.primary.port, user: 'postgres' });
+    const bouncerPort = await freePort();
+    const bouncer = await startPgbouncer(bouncerBin, dir, pg.primary.port, bouncerPort);
+    children.push(bouncer);
+    targets.push({ name: 'PgBouncer (transaction)', port: bouncerPort, user: 'postgres', pid: bouncer.pid });
+    for (const mode of ['transparent', 'transaction']) {
+      const edge = await startEdge(dir, mode, pg.primary.port, mode);
+      children.push(edge.child);
+      targets.push({ name: `pg-edge ${mode}`, port: edge.port, user: 'postgres', pid: edge.child.pid });
+    }
+    const results = [];
+    for (const [script, scriptArgs] of SCRIPTS) {
+      for (const [protocol, protocolArgs] of PROTOCOLS) {
+        for (const clients of [10, 50]) {
+          const row = { script, protocol, clients, cells: {} };
+          for (const target of targets) {
+            const r = await pgbench(target.port, target.user, ['-c', String(clients), ...protocolArgs, ...scriptArgs]);
+            row.cells[target.name] = r;
+            process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms${r.failed ? `, ${r.failed} failed` : ''}\n`);
+          }
+          results.push(row);
+        }
+      }
+    }
+    printTable(results, targets.map((t) => t.name));
+    await memoryPerIdleConnection(targets.filter((t) => t.pid));
+    if (args.includes('--soak')) {
+      const edge = targets.find((t) => t.name === 'pg-edge transaction');
+      const savedDuration = DURATION;
+      const r = await new Promise((resolve) => {
+        const child = spawn('pgbench', ['-h', '127.0.0.1', '-p', String(edge.port), '-U', 'postgres', '-n', '-j', '2', '-c', '50', '-M', 'extended', '-T', '60', 'bench'], { env: { ...process.env, PGPASSWORD: PASSWORD } });
+        let out = '';
+        child.stdout.on('data', (c) => (out += c));
+        child.stderr.on('data', (c) => (out += c));
+        child.on('close', () => resolve(out));
+      });
+      console.log(`\nsoak: pgbench -c 50 -M extended -T 60 through the transaction pool (${savedDuration}s runs above)`);
+      console.log(r.split('\n').filter((l) => /processed|failed|tps|latency/.test(l)).join('\n'));
+    }
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await sleep(500);
+    await pg.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printTable(results, names) {
+  const direct = names[0];
+  const bouncer = names[1];
+  console.log(`\npgbench, ${DURATION} s per run, scale 10, pool size ${POOL} (PgBouncer default_pool_size = pg-edge pool_max_per_backend)\n`);
+  const header = ['script', 'protocol', 'clients', ...names.map((n) => `${n} tps (ms)`), ...names.slice(2).map((n) => `${n.replace('pg-edge ', '')} / PgBouncer`), ...names.slice(1).map((n) => `${n.replace('pg-edge ', '')} / direct`)];
+  console.log(`| ${header.join(' | ')} |`);
+  console.log(`|${header.map(() => '---').join('|')}|`);
+  for (const row of results) {
+    const cells = names.map((n) => `${row.cells[n].tps.toFixed(0)} (${row.cells[n].latency.toFixed(2)})`);
+    const vsBouncer = names.slice(2).map((n) => (row.cells[n].tps / row.cells[bouncer].tps).toFixed(2) + '×');
+    const vsDirect = names.slice(1).map((n) => (row.cells[n].tps / row.cells[direct].tps).toFixed(2) + '×');
+    console.log(`| ${[row.script, row.protocol, row.clients, ...cells, ...vsBouncer, ...vsDirect].join(' | ')} |`);
+  }
+}
+
+async function memoryPerIdleConnection(proxies) {
+  console.log(`\nresident memory per idle client connection (${IDLE} connections, after startup; VmRSS of the proxy process)\n`);
+  console.log('| proxy | RSS before | RSS with idle clients | per connection |');
+  console.log('|---|---|---|---|');
+  for (const proxy of proxies) {
+    const clients = new IdleClients(proxy.port, proxy.user, PASSWORD);
+    await clients.open(5);
+    await sleep(1000);
+    const before = rssOf(proxy.pid);
+    await clients.open(IDLE);
+    await sleep(2000);
+    const after = rssOf(proxy.pid);
+    console.log(`| ${proxy.name} | ${(before / 1048576).toFixed(1)} MiB | ${(after / 1048576).toFixed(1)} MiB | ${((after - before) / IDLE / 1024).toFixed(1)} KiB |`);
+    await clients.close();
+    await sleep(500);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
