@@ -2,10 +2,11 @@
 import { configApiService } from '@dbproxy/config-api';
 import { mysqlEdgeService } from '@dbproxy/mysql-edge';
 import { pgEdgeService } from '@dbproxy/pg-edge';
+import { redisEdgeService } from '@dbproxy/redis-edge';
 import type { ServiceDefinition } from '@dbproxy/runtime';
 import { topologyService } from '@dbproxy/topology';
 
-export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService, pgEdgeService, mysqlEdgeService];
+export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService, pgEdgeService, mysqlEdgeService, redisEdgeService];
 
 /** The definitions for `names` (all when empty), or the names that do not exist. */
 export function resolveServices(names: readonly string[]): { ok: true; services: ServiceDefinition[] } | { ok: false; unknown: string[] } {

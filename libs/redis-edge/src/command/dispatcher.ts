@@ -1,0 +1,135 @@
+// Where each client command goes: the policy of its spec (local, state, transaction, pub/sub,
+// blocking, cluster-wide, refused), else its keys' shard or slot, checked on the read-only
+// listener before anything is routed.
+import type { CommandBatch } from '@dbproxy/resp';
+import { RedisEdgeErrors } from '../errors';
+import { blockingCommand } from './blocking';
+import { CommandFlag, Handling, RequestPolicy, ResponsePolicy } from './command-flags';
+import type { CommandSpec } from './command-table';
+import { countCommand } from './counting';
+import { fanOutAll, splitByGroup } from './fanout';
+import type { EndpointRoute } from './link-directory';
+import { localCommand } from './local-commands';
+import { UNMAPPED } from './route-table';
+import { scanCommand } from './scan';
+import type { CommandSession } from './session';
+import { stateCommand } from './state-commands';
+import { pubsubCommand, restrictedWhileSubscribed } from './subscriber';
+import { transactionCommand } from './transaction';
+
+export function dispatchCommand(s: CommandSession, batch: CommandBatch, i: number): void {
+  const table = s.edge.table;
+  if (!table) return s.replyError(RedisEdgeErrors.loading(), 'loading');
+  const spec = table.get(batch, i);
+  if (spec === undefined) return unknownCommand(s, batch, i);
+  if (s.subscriber && restrictedWhileSubscribed(s, spec)) return s.replyError(RedisEdgeErrors.subscribedContext(batch.argToString(i, 0)), 'subscribed_context');
+  if (s.tx && spec.handling !== Handling.Transaction) return s.tx.queue(s, batch, i, spec);
+  if (s.readOnly && !readOnlyAllows(s, spec)) return;
+  switch (spec.handling) {
+    case Handling.Forward:
+      return forward(s, batch, i, spec);
+    case Handling.Blocking:
+      return blockingCommand(s, batch, i, spec);
+    case Handling.BlockingIfBlock:
+      return hasBlockOption(batch, i) ? blockingCommand(s, batch, i, spec) : forward(s, batch, i, spec);
+    case Handling.Local:
+      return localCommand(s, batch, i, spec);
+    case Handling.State:
+      return stateCommand(s, batch, i, spec);
+    case Handling.Transaction:
+      return transactionCommand(s, batch, i, spec);
+    case Handling.PubSub:
+      return pubsubCommand(s, batch, i, spec);
+    case Handling.Scan:
+      return scanCommand(s, batch, i, spec);
+    case Handling.Publish:
+      return publish(s, batch, i, spec);
+    case Handling.Administrative:
+      return s.replyError(RedisEdgeErrors.administrative(spec.display), 'administrative');
+    case Handling.ClusterCommand:
+      return s.replyError(RedisEdgeErrors.clusterDisabled(), 'cluster');
+    default:
+      return s.replyError(RedisEdgeErrors.unsupported(spec.display, spec.reason), 'unsupported');
+  }
+}
+
+/** Writes, scripts that may write and unknown commands never reach a backend from the read-only listener. */
+export function readOnlyAllows(s: CommandSession, spec: CommandSpec): boolean {
+  if ((spec.flags & CommandFlag.Write) !== 0) {
+    s.replyError(RedisEdgeErrors.readOnly(spec.display), 'read_only');
+    return false;
+  }
+  const writableScript = (spec.flags & CommandFlag.Script) !== 0 && (spec.flags & CommandFlag.ReadOnly) === 0;
+  if ((spec.flags & CommandFlag.MayReplicate) !== 0 || writableScript) {
+    s.replyError(RedisEdgeErrors.readOnlyScript(spec.display), 'read_only');
+    return false;
+  }
+  return true;
+}
+
+/** A command the backend does not know: its own error reply, from the home node (refused on the read-only listener). */
+function unknownCommand(s: CommandSession, batch: CommandBatch, i: number): void {
+  if (s.readOnly) return s.replyError(RedisEdgeErrors.readOnlyUnknown(batch.argToString(i, 0)), 'unknown_read_only');
+  if (s.tx) return s.tx.queueUnknown(s, batch, i);
+  const home = s.homeRoute();
+  if (!home) return s.replyError(RedisEdgeErrors.noBackend('primary', 'home'));
+  s.sendTo(home, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
+}
+
+function hasBlockOption(batch: CommandBatch, i: number): boolean {
+  const argc = batch.argCount[i];
+  for (let k = 1; k < argc; k++) {
+    if (batch.argEquals(i, k, 'STREAMS')) return false;
+    if (batch.argEquals(i, k, 'BLOCK')) return true;
+  }
+  return false;
+}
+
+/** The one group (slot or shard index) all of the command's keys share, UNMAPPED, or MIXED. */
+export const MIXED = -2;
+export function groupOfKeys(s: CommandSession, batch: CommandBatch, i: number): number {
+  const keys = s.keys;
+  const routes = s.edge.routes;
+  const src = batch.source(i);
+  const first = keys.positions[0];
+  const group = routes.groupOfKey(src, batch.offset(i, first), batch.length(i, first));
+  for (let k = 1; k < keys.count; k++) {
+    const at = keys.positions[k];
+    if (routes.groupOfKey(src, batch.offset(i, at), batch.length(i, at)) !== group) return MIXED;
+  }
+  return group;
+}
+
+function forward(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+  const routes = s.edge.routes;
+  if (routes.single) return toRoute(s, batch, i, spec, s.homeRoute());
+  spec.keys.find(batch, i, s.keys);
+  if (s.keys.count === 0) return keyless(s, batch, i, spec);
+  const group = groupOfKeys(s, batch, i);
+  if (group >= 0) return toRoute(s, batch, i, spec, s.routeOfGroup(group));
+  if (group === UNMAPPED) return s.replyError(RedisEdgeErrors.keyUnmapped(), 'unmapped_key');
+  if (!spec.keys.complete && !routes.cluster) return s.replyError(RedisEdgeErrors.keysUnknown(spec.display), 'keys_unknown');
+  if (spec.requestPolicy === RequestPolicy.MultiShard) return splitByGroup(s, batch, i, spec);
+  s.replyError(RedisEdgeErrors.crossSlot(routes.cluster ? 'slot' : 'shard'), 'cross_slot');
+}
+
+function keyless(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+  const everywhere = spec.requestPolicy === RequestPolicy.AllShards || spec.requestPolicy === RequestPolicy.AllNodes;
+  if (everywhere && spec.responsePolicy !== ResponsePolicy.Special && s.edge.routes.shards.length > 1) return fanOutAll(s, batch, i, spec);
+  toRoute(s, batch, i, spec, s.homeRoute());
+}
+
+export function toRoute(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec, route: EndpointRoute | undefined): void {
+  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the key'));
+  countCommand(route, spec);
+  s.sendTo(route, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
+}
+
+/** PUBLISH: by channel over standalone shards (where SUBSCRIBE listens); any node of a cluster (it broadcasts). */
+function publish(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+  const routes = s.edge.routes;
+  if (routes.cluster || routes.single || batch.argCount[i] < 2) return toRoute(s, batch, i, spec, s.homeRoute());
+  const group = routes.groupOfKey(batch.source(i), batch.offset(i, 1), batch.length(i, 1));
+  if (group === UNMAPPED) return s.replyError(RedisEdgeErrors.keyUnmapped(), 'unmapped_key');
+  toRoute(s, batch, i, spec, s.routeOfGroup(group));
+}

@@ -1,0 +1,93 @@
+// Strictly ordered replies: every command gets the next sequence number; replies may arrive in
+// any order (several backends, fan-outs, retries) and leave for the client in sequence order.
+import type { OutputQueue } from '../io/output-queue';
+
+/** Sequence numbers wrap at 2^30 so that `seq & mask` stays a valid ring index. */
+export const SEQ_MASK = 0x3fffffff;
+const EMPTY = Buffer.alloc(0);
+
+export class ReplyRing {
+  private capacity = 16;
+  private bufs: Buffer[] = new Array<Buffer>(16).fill(EMPTY);
+  private starts = new Int32Array(16);
+  private ends = new Int32Array(16);
+  private ready = new Uint8Array(16);
+  /** Oldest sequence whose reply has not left yet. */
+  private head = 0;
+  /** Next sequence to hand out. */
+  private tail = 0;
+
+  constructor(private readonly out: OutputQueue) {}
+
+  /** Replies owed to the client (reserved and not yet emitted). */
+  get outstanding(): number {
+    return (this.tail - this.head) & SEQ_MASK;
+  }
+
+  reserve(): number {
+    if (this.outstanding === this.capacity) this.grow();
+    const seq = this.tail;
+    this.ready[seq & (this.capacity - 1)] = 0;
+    this.tail = (seq + 1) & SEQ_MASK;
+    return seq;
+  }
+
+  /** The reply to `seq` is `buf[start, end)`. Returns true when bytes moved to the output queue. */
+  fill(seq: number, buf: Buffer, start: number, end: number): boolean {
+    if (seq === this.head && this.outstanding > 0) {
+      this.out.append(buf, start, end);
+      this.head = (seq + 1) & SEQ_MASK;
+      this.drainReady();
+      return true;
+    }
+    if (((seq - this.head) & SEQ_MASK) >= this.outstanding) return false; // not owed (already answered)
+    const i = seq & (this.capacity - 1);
+    this.bufs[i] = buf;
+    this.starts[i] = start;
+    this.ends[i] = end;
+    this.ready[i] = 1;
+    return false;
+  }
+
+  /** An out-of-band frame (a pub/sub message): straight out when nothing is owed, else after what is. */
+  push(buf: Buffer, start: number, end: number): boolean {
+    if (this.outstanding === 0) {
+      this.out.append(buf, start, end);
+      return true;
+    }
+    return this.fill(this.reserve(), buf, start, end);
+  }
+
+  private drainReady(): void {
+    const mask = this.capacity - 1;
+    while (this.head !== this.tail) {
+      const i = this.head & mask;
+      if (this.ready[i] === 0) return;
+      this.out.append(this.bufs[i], this.starts[i], this.ends[i]);
+      this.bufs[i] = EMPTY;
+      this.ready[i] = 0;
+      this.head = (this.head + 1) & SEQ_MASK;
+    }
+  }
+
+  private grow(): void {
+    const n = this.capacity * 2;
+    const bufs = new Array<Buffer>(n).fill(EMPTY);
+    const starts = new Int32Array(n);
+    const ends = new Int32Array(n);
+    const ready = new Uint8Array(n);
+    for (let seq = this.head; seq !== this.tail; seq = (seq + 1) & SEQ_MASK) {
+      const from = seq & (this.capacity - 1);
+      const to = seq & (n - 1);
+      bufs[to] = this.bufs[from];
+      starts[to] = this.starts[from];
+      ends[to] = this.ends[from];
+      ready[to] = this.ready[from];
+    }
+    this.bufs = bufs;
+    this.starts = starts;
+    this.ends = ends;
+    this.ready = ready;
+    this.capacity = n;
+  }
+}

@@ -1,0 +1,137 @@
+// Connection mode: the first command may be DBPROXY.SHARD <value>; once the shard is known the
+// client is connected to its primary (read-write listener) or a weighted replica (read-only
+// listener) and bytes flow both ways unchanged - pipelines, MULTI, pub/sub, RESP3 pushes, AUTH.
+import { connect, type Socket } from 'node:net';
+import type { Span } from '@opentelemetry/api';
+import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
+import { errorMessage } from '@dbproxy/util';
+import { errorReply, RedisEdgeErrors } from '../errors';
+import { StateMachine } from '../state-machine';
+import type { ConnectionEdge } from './connection-edge';
+
+export type ConnectionState = 'awaiting-shard' | 'connecting' | 'piping' | 'closed';
+export type ListenerRole = 'read_write' | 'read_only';
+
+const LEGAL: Readonly<Record<ConnectionState, readonly ConnectionState[]>> = {
+  'awaiting-shard': ['connecting', 'closed'],
+  connecting: ['piping', 'closed'],
+  piping: ['closed'],
+  closed: [],
+};
+
+const OK = Buffer.from('+OK\r\n');
+
+export class ConnectionSession {
+  private readonly machine = new StateMachine<ConnectionState>('redis-connection-session', 'awaiting-shard', LEGAL);
+  private readonly input = new InputBuffer();
+  private readonly scanner: CommandScanner;
+  /** Client bytes that arrived while the backend connection was opening. */
+  private readonly pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private backend: Socket | undefined;
+  private backendName: string | undefined;
+  private span: Span | undefined;
+
+  constructor(
+    private readonly client: Socket,
+    private readonly listener: ListenerRole,
+    private readonly edge: ConnectionEdge,
+  ) {
+    const settings = edge.settings();
+    this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
+    client.on('data', this.onFirstBytes);
+    client.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
+    client.once('close', () => this.close('client closed'));
+    client.setTimeout(settings.idleTimeoutMs);
+    client.once('timeout', () => this.machine.is('awaiting-shard') && this.close('no command within proxy.client_read_timeout_seconds'));
+    edge.metrics.sessions.inc({ mode: 'connection', listener });
+  }
+
+  private readonly onFirstBytes = (chunk: Buffer): void => {
+    if (!this.machine.is('awaiting-shard')) return this.hold(chunk);
+    this.input.append(chunk, this.scanner.needBytes);
+    let batch: CommandBatch;
+    try {
+      batch = this.scanner.scan(this.input.buffer, this.input.start, this.input.end, 1);
+    } catch (err) {
+      return this.refuse(err, 'protocol');
+    }
+    if (batch.count === 0) {
+      this.input.consume(batch.consumed);
+      return;
+    }
+    if (batch.argEquals(0, 0, 'DBPROXY.SHARD')) return this.shardCommand(batch);
+    const shard = this.edge.selector().withoutShardCommand();
+    if (shard instanceof Error) return this.refuse(shard, 'missing');
+    this.route(shard, 'default', this.input.buffer.subarray(batch.frameStart[0], this.input.end));
+  };
+
+  private shardCommand(batch: CommandBatch): void {
+    if (batch.argCount[0] !== 2) return this.refuse(RedisEdgeErrors.shardArguments(), 'invalid');
+    const shard = this.edge.selector().resolve(batch.argToString(0, 1));
+    if (shard instanceof Error) return this.refuse(shard, RedisEdgeErrors.shardUnmapped.is(shard) ? 'unmapped' : 'invalid');
+    this.client.write(OK);
+    this.route(shard, 'shard_command', this.input.buffer.subarray(batch.frameEnd[0], this.input.end));
+  }
+
+  /** Chooses the backend for `shard` and connects; `rest` (bytes after the shard command) goes first. */
+  private route(shard: string, how: string, rest: Buffer): void {
+    const target = this.edge.backendFor(shard, this.listener);
+    if (target instanceof Error) return this.refuse(target, 'no_backend');
+    this.machine.transition('awaiting-shard', 'connecting', `shard ${shard} (${how})`);
+    this.edge.metrics.shardSelections.inc({ listener: this.listener, shard, how });
+    this.client.setTimeout(0);
+    if (rest.length > 0) this.hold(Buffer.from(rest));
+    this.backendName = target.name;
+    this.edge.opened(target.name);
+    this.span = this.edge.tracer.startSpan('redis.connection', { attributes: { 'db.system': 'redis', 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
+    const [host, port] = [target.address.slice(0, target.address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), Number(target.address.slice(target.address.lastIndexOf(':') + 1))];
+    const backend = connect({ host, port, noDelay: true });
+    this.backend = backend;
+    backend.setTimeout(this.edge.settings().connectTimeoutMs);
+    backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target.address, 'timed out'));
+    backend.once('connect', () => this.piped(backend));
+    backend.on('error', (err) => (this.machine.is('connecting') ? this.failConnect(target.address, errorMessage(err)) : this.close(`backend error: ${errorMessage(err)}`)));
+    backend.once('close', () => this.close('backend closed'));
+  }
+
+  private hold(chunk: Buffer): void {
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.pendingBytes > this.edge.settings().queryBufferLimit) this.client.pause();
+  }
+
+  private piped(backend: Socket): void {
+    this.machine.transition('connecting', 'piping', 'backend connected');
+    backend.setTimeout(0);
+    this.client.off('data', this.onFirstBytes);
+    if (this.pending.length > 0) backend.write(this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending));
+    this.pending.length = 0;
+    this.client.resume();
+    this.client.pipe(backend);
+    backend.pipe(this.client);
+  }
+
+  private failConnect(address: string, detail: string): void {
+    this.edge.metrics.backendErrors.inc({ kind: 'connect' });
+    this.client.end(errorReply(RedisEdgeErrors.backendConnect(address, detail)));
+    this.close(`backend connect failed: ${detail}`);
+  }
+
+  private refuse(err: unknown, reason: string): void {
+    this.edge.metrics.shardRefusals.inc({ reason });
+    this.client.end(errorReply(err));
+    this.close(`refused: ${errorMessage(err)}`);
+  }
+
+  close(reason: string): void {
+    if (this.machine.is('closed')) return;
+    this.machine.transition(this.machine.state, 'closed', reason);
+    this.edge.metrics.sessions.dec({ mode: 'connection', listener: this.listener });
+    if (this.backendName !== undefined) this.edge.closed(this.backendName);
+    this.span?.end();
+    this.backend?.destroy();
+    if (!this.client.writableEnded) this.client.destroy();
+    else this.client.once('finish', () => this.client.destroy());
+  }
+}

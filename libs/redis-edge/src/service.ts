@@ -1,0 +1,129 @@
+// The redis-edge service: Redis listeners (6380 read-write, 6381 read-only) in connection mode
+// or command mode, backends chosen through the topology service, worker processes, drain.
+import type { Socket } from 'node:net';
+import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
+import type { RejectReason, RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
+import { TopologyClient } from '@dbproxy/topology-client';
+import { errorMessage } from '@dbproxy/util';
+import { CommandEdge } from './command/command-edge';
+import { loadCommandTable } from './command/command-table-loader';
+import { LinkDirectory } from './command/link-directory';
+import { CommandSession, type ListenerRole } from './command/session';
+import { ConnectionEdge } from './connection/connection-edge';
+import { ConnectionSession } from './connection/connection-session';
+import { errorReply, RedisEdgeErrors } from './errors';
+import { endpointKey, type NodeEndpoint } from './io/endpoint';
+import { TickFlusher } from './io/tick-flusher';
+import { createRedisEdgeMetrics, publishCommandCounts, type RedisEdgeMetrics } from './metrics';
+
+interface Closable {
+  close(reason: string): void;
+}
+
+/** Where COMMAND INFO is read from: cluster seeds, or the configured backends (primaries first). */
+function tableSources(config: DeepReadonly<DbproxyConfig>): NodeEndpoint[] {
+  const c = config.redis.cluster;
+  if (c.enabled) {
+    return c.seeds.map((address) => ({ key: endpointKey(address, 0, false), name: address, shard: '', address, role: 'primary', db: 0, username: c.username, password: c.password, readOnly: false }));
+  }
+  return [...config.redis_backends]
+    .sort((a, b) => (a.role === b.role ? 0 : a.role === 'primary' ? -1 : 1))
+    .map((b) => ({ key: endpointKey(b.address, b.db, false), name: b.name, shard: b.shard, address: b.address, role: b.role, db: b.db, username: b.username, password: b.password, readOnly: false }));
+}
+
+/** Reads the command table until it succeeds (every 2 s), reporting readiness meanwhile. */
+function keepLoadingTable(ctx: ServiceContext, edge: CommandEdge, links: LinkDirectory, stopped: () => boolean): void {
+  const attempt = async (): Promise<void> => {
+    if (stopped() || edge.table) return;
+    const config = ctx.config.current().config;
+    try {
+      edge.table = await loadCommandTable(links, tableSources(config), config.redis.connect_timeout_seconds * 1000);
+      ctx.readiness.set('command-table', 'ready', `${edge.table.size} commands`);
+    } catch (err) {
+      ctx.readiness.set('command-table', 'unready', errorMessage(err));
+      setTimeout(() => void attempt(), 2000).unref();
+    }
+  };
+  ctx.readiness.set('command-table', 'unready', 'reading COMMAND INFO from the backends');
+  void attempt();
+}
+
+function startMetricsPublisher(links: LinkDirectory, metrics: RedisEdgeMetrics): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    for (const route of links.allRoutes()) publishCommandCounts(metrics.commands, route.endpoint.shard, route.endpoint.name, route.counts);
+  }, 1000);
+  timer.unref();
+  return timer;
+}
+
+export const redisEdgeService: ServiceDefinition = {
+  name: 'redis-edge',
+  adminKey: 'redis_edge',
+  workers: (config) => config.redis.workers,
+  async start(ctx: ServiceContext): Promise<RunningService> {
+    const topology = new TopologyClient({ bus: ctx.bus, protocol: 'redis', config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
+    const flusher = new TickFlusher();
+    const redis = () => ctx.config.current().config.redis;
+    let metrics: RedisEdgeMetrics | undefined;
+    const links = new LinkDirectory({
+      link: { connectTimeoutMs: redis().connect_timeout_seconds * 1000, limits: { maxBulkLength: Math.min(redis().max_bulk_bytes, 0x7fffffff) }, flusher },
+      commandTimeoutMs: () => redis().command_timeout_seconds * 1000,
+      maxLeasesPerNode: () => redis().max_blocking_leases_per_node,
+      onLease: (event) => metrics?.leaseEvents.inc({ event }),
+    });
+    metrics = createRedisEdgeMetrics(ctx.metrics, { leases: () => links.leaseCounts(), links: () => links.linkCount });
+    const m = metrics;
+    await topology.start();
+    const edge = new CommandEdge(ctx.config.current(), links, flusher, m, topology, ctx.logger, ctx.tracer);
+    const connections = new ConnectionEdge(ctx.config, topology, m, ctx.tracer);
+    let stopped = false;
+    const unwatch = topology.onChange(() => edge.rebuild());
+    const unsubscribe = ctx.config.onChange((next) => {
+      edge.rebuild(next.config);
+      if (next.config.redis.mode === 'command' && !edge.table) keepLoadingTable(ctx, edge, links, () => stopped);
+    });
+    if (ctx.local.redis.enabled && redis().mode === 'command') keepLoadingTable(ctx, edge, links, () => stopped);
+    const publisher = startMetricsPublisher(links, m);
+
+    const sessions = new Set<Closable>();
+    const serve = (socket: Socket, listener: ListenerRole): void => {
+      socket.setNoDelay(true);
+      const session = redis().mode === 'command' ? new CommandSession(socket, listener, edge) : new ConnectionSession(socket, listener, connections);
+      sessions.add(session);
+      socket.once('close', () => sessions.delete(session));
+    };
+    const reject = (socket: Socket, reason: RejectReason): void => {
+      socket.end(errorReply(reason === 'draining' ? RedisEdgeErrors.shuttingDown() : RedisEdgeErrors.maxClients()));
+    };
+    const local = ctx.local.redis;
+    if (local.enabled) {
+      const maxConnections = () => redis().max_connections;
+      for (const [listener, address] of [['read_write', local.read_write_listen], ['read_only', local.read_only_listen]] as const) {
+        await ctx.listen({ name: listener, address, maxConnections, onConnection: (socket) => serve(socket, listener), reject });
+      }
+    } else ctx.readiness.set('listeners', 'ready', 'redis.enabled = false');
+    ctx.provide('redis-edge', () => ({ pid: process.pid, sessions: sessions.size, backendConnections: links.linkCount, leases: Object.fromEntries(links.leaseCounts()) }));
+    ctx.addAdminRoute({
+      method: 'GET',
+      url: '/redis/edge',
+      handler: async () => ({ mode: redis().mode, cluster: edge.cluster, commands: edge.table?.size ?? 0, shards: edge.routes.shards.map((s) => ({ shard: s.name, primary: s.primary?.endpoint.address ?? null, replicas: s.replicas.map((r) => r.route.endpoint.address) })), processes: await ctx.gather('redis-edge') }),
+    });
+
+    return {
+      async drain(deadline: number) {
+        while (sessions.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      },
+      async close() {
+        stopped = true;
+        unsubscribe();
+        unwatch();
+        clearInterval(publisher);
+        for (const session of sessions) session.close('shutdown');
+        sessions.clear();
+        links.close();
+        topology.stop();
+      },
+      edgeStatus: () => ({ protocol: 'redis', sessions: ctx.activeConnections() }),
+    };
+  },
+};
