@@ -55,8 +55,7 @@ export interface ScanFacts {
 
 export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, counters: AnalyzerCounters): CacheEntry {
   const fingerprint = { text, hash: fnv1a64Hex(text) };
-  const tokens = normalizedTokens(text, config.dialect, scan.slotOffsets);
-  const statements = splitStatements(tokens);
+  const statements = splitStatements(normalizedTokens(text, config.dialect, scan.slotOffsets));
   if (statements.length === 0) {
     const classification = build(emptyLexical(), { tables: [], extra: [], parsed: false, count: 0 });
     return { fingerprint, classification, template: { template: { kind: 'fixed', decision: { kind: 'reject', error: EmptyStatement() } }, hintable: false } };
@@ -64,34 +63,45 @@ export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, c
   const lexical = statements.map((s) => classifyLexically(new TokenCursor(s), config.dialect, config.allowedFunctions));
   if (statements.length > 1 || scan.unterminated) return unparsedEntry(fingerprint, statements, lexical, scan, config);
   const lex = lexical[0];
-  const extra: UnsafeReason[] = [];
-  let shard: ShardAnalysis | undefined;
-  let parsed: Parameters<typeof tablesOf>[0];
   const names = identifierNames(new TokenCursor(statements[0]));
-  if (lex.parse) {
-    const keyFree = ![...names].some((n) => config.rules.hasTable(n));
-    const probe = buildProbe(text, statements[0], config.dialect, lex.strip, keyFree);
-    if (probe.tokens > config.maxParseTokens) {
-      counters.tooComplex++;
-      extra.push({ code: 'too_complex', detail: `${probe.tokens} tokens to parse exceed the bound of ${config.maxParseTokens}` });
-    } else {
-      counters.parses++;
-      const outcome = config.parser.parse(probe.text);
-      if (outcome.ok) {
-        shard = new ShardAnalysis(config.rules, scan.slotCount, scan.groups);
-        shard.statement(outcome.ast, new Set());
-        parsed = { ast: outcome.ast, tableList: outcome.tableList, own: shard.facts.tables };
-      } else {
-        counters.parseFailures++;
-        extra.push({ code: 'parse_failed', detail: outcome.reason });
-      }
-    }
-  }
-  const tables = tablesOf(parsed, lex.tables);
-  const parts = { tables, extra, parsed: shard !== undefined, count: 1 };
+  const structure = lex.parse ? parseStructure(text, statements[0], lex, names, scan, config, counters) : { extra: [] };
+  const parts = { tables: tablesOf(structure.parsed, lex.tables), extra: structure.extra, parsed: structure.shard !== undefined, count: 1 };
   const classification = build(lex, parts);
-  const template = shardTemplate(lex, shard?.facts, names, config);
+  const template = shardTemplate(lex, structure.shard?.facts, names, config);
   return withAutocommit({ fingerprint, classification, template }, lex, parts);
+}
+
+interface Structure {
+  readonly extra: UnsafeReason[];
+  readonly shard?: ShardAnalysis;
+  readonly parsed?: ParsedTables;
+}
+
+/** node-sql-parser on the probe (within the bound), then the AST walk for tables and shard keys. */
+function parseStructure(
+  text: string,
+  tokens: NToken[],
+  lex: LexicalAnalysis,
+  names: ReadonlySet<string>,
+  scan: ScanFacts,
+  config: AnalyzerConfig,
+  counters: AnalyzerCounters,
+): Structure {
+  const keyFree = ![...names].some((n) => config.rules.hasTable(n));
+  const probe = buildProbe(text, tokens, config.dialect, lex.strip, keyFree);
+  if (probe.tokens > config.maxParseTokens) {
+    counters.tooComplex++;
+    return { extra: [{ code: 'too_complex', detail: `${probe.tokens} tokens to parse exceed the bound of ${config.maxParseTokens}` }] };
+  }
+  counters.parses++;
+  const outcome = config.parser.parse(probe.text);
+  if (!outcome.ok) {
+    counters.parseFailures++;
+    return { extra: [{ code: 'parse_failed', detail: outcome.reason }] };
+  }
+  const shard = new ShardAnalysis(config.rules, scan.slotCount, scan.groups);
+  shard.statement(outcome.ast, new Set());
+  return { extra: [], shard, parsed: { ast: outcome.ast, tableList: outcome.tableList, own: shard.facts.tables } };
 }
 
 function unparsedEntry(fingerprint: Fingerprint, statements: NToken[][], lexical: LexicalAnalysis[], scan: ScanFacts, config: AnalyzerConfig): CacheEntry {
@@ -140,7 +150,13 @@ const DML = new Set(['select', 'insert', 'replace', 'update', 'delete']);
  * Queries and DML: the tables the AST walk found (scoped, so CTE names are not tables). Other
  * parsed statements (DDL): node-sql-parser's table list. Unparsed: the token guess.
  */
-function tablesOf(parsed: { ast: { type?: unknown }; tableList: readonly string[]; own: readonly TableRef[] } | undefined, guessed: readonly TableRef[]): readonly TableRef[] {
+interface ParsedTables {
+  readonly ast: { readonly type?: unknown };
+  readonly tableList: readonly string[];
+  readonly own: readonly TableRef[];
+}
+
+function tablesOf(parsed: ParsedTables | undefined, guessed: readonly TableRef[]): readonly TableRef[] {
   if (parsed === undefined) return guessed;
   if (DML.has(String(parsed.ast.type))) return parsed.own;
   const out: TableRef[] = [];

@@ -1,5 +1,5 @@
 // Routing templates cached per fingerprint, and binding them to one statement's literals or parameters.
-import type { ShardKey, ShardMap } from '@dbproxy/routing';
+import { isIntegerText, parseIntegerText, type ShardKey, type ShardMap } from '@dbproxy/routing';
 import type { DbproxyError } from '@dbproxy/util';
 import { ShardKeyInvalid, ShardKeyUnbound, ShardKeyUnmapped } from './errors';
 import { literalKey, parameterKey, type KeyValue, type SqlValue } from './literals';
@@ -96,7 +96,7 @@ class Binder {
       return refuse(ShardKeyInvalid(`${table}.${column}`, err instanceof Error ? err.message : String(err)));
     }
     if (shard === undefined) return refuse(ShardKeyUnmapped(String(key), table));
-    if (!this.keys.includes(key)) this.keys.push(key);
+    if (!this.keys.some((k) => sameKey(k, key))) this.keys.push(key);
     return shard;
   }
 
@@ -136,6 +136,18 @@ class Binder {
     }
     return [...groups].map(([shard, entry]) => ({ shard, rows: entry.rows, spans: entry.spans }));
   }
+}
+
+/** Whether two keys are the same key for placement: 7, 7n and '7' are. */
+function sameKey(a: ShardKey, b: ShardKey): boolean {
+  if (a === b) return true;
+  if (typeof a === 'number' && typeof b === 'number') return false;
+  return canonicalKey(a) === canonicalKey(b);
+}
+
+function canonicalKey(key: ShardKey): string {
+  if (typeof key !== 'string') return String(key);
+  return isIntegerText(key) ? String(parseIntegerText(key)) : `'${key}`;
 }
 
 function union(sets: string[][]): string[] {
