@@ -315,7 +315,8 @@ export class Fingerprinter {
 
   private emitText(kind: number, text: string): void {
     this.space(kind);
-    this.scan.out.append(text, 0, text.length, 0);
+    if (text.length === 1) this.scan.out.appendCode(text.charCodeAt(0));
+    else this.scan.out.append(text, 0, text.length, 0);
     this.prevKind = kind;
     this.prevKeyword = 0;
     this.statementHasTokens = true;

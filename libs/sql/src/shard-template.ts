@@ -96,8 +96,14 @@ class Binder {
       return refuse(ShardKeyInvalid(`${table}.${column}`, err instanceof Error ? err.message : String(err)));
     }
     if (shard === undefined) return refuse(ShardKeyUnmapped(String(key), table));
-    if (!this.keys.some((k) => sameKey(k, key))) this.keys.push(key);
+    this.noteKey(key);
     return shard;
+  }
+
+  private noteKey(key: ShardKey): void {
+    const keys = this.keys;
+    for (let i = 0; i < keys.length; i++) if (sameKey(keys[i], key)) return;
+    keys.push(key);
   }
 
   evaluate(expr: KeyExpr, ref: KeyedRef): string[] {
@@ -161,7 +167,11 @@ export function bindTemplate(template: RouteTemplate, data: SlotData, params: re
   if (template.kind === 'fixed') return template.decision;
   const binder = new Binder(data, params, dialect);
   try {
-    const sets: string[][] = template.refs.map((ref) => binder.evaluate(ref.expr, ref));
+    const refs = template.refs;
+    if (refs.length === 1 && template.insert === undefined) {
+      return { kind: 'shards', shards: binder.evaluate(refs[0].expr, refs[0]), keys: binder.keys, via: 'key' };
+    }
+    const sets: string[][] = refs.map((ref) => binder.evaluate(ref.expr, ref));
     let rows: InsertRowGroup[] | undefined;
     if (template.insert !== undefined) {
       rows = binder.insertRows(template.insert);
