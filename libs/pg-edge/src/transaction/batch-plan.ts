@@ -10,6 +10,26 @@ import {
   type Frame,
 } from '@dbproxy/protocol-pg';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
+
+/** Routes of statement texts: Parse texts repeat (they carry placeholders, not values), so they are kept by text. */
+export class StatementRoutes {
+  private readonly byText = new Map<string, SqlRoute>();
+
+  constructor(
+    private readonly router: SqlRouter,
+    private readonly limit = 4096,
+  ) {}
+
+  route(sql: string): SqlRoute {
+    let route = this.byText.get(sql);
+    if (route === undefined) {
+      route = this.router.route(sql);
+      if (this.byText.size >= this.limit) this.byText.clear();
+      this.byText.set(sql, route);
+    }
+    return route;
+  }
+}
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import type { PgBackendConnection } from './backend-connection';
 import type { SliceWriter } from './slice-writer';
@@ -17,7 +37,8 @@ import type { ClientStatement, Expectation, StatementRegistry } from './statemen
 
 type PlannedOp =
   | { readonly op: 'parse'; readonly frame: Frame; readonly statement: ClientStatement; readonly infer: boolean }
-  | { readonly op: 'bind'; readonly frame: Frame; readonly statement: ClientStatement; readonly message: Bind }
+  /** `message` is decoded only for named statements (it is re-encoded onto the unnamed one). */
+  | { readonly op: 'bind'; readonly frame: Frame; readonly statement: ClientStatement; readonly message: Bind | undefined }
   | { readonly op: 'describe_statement'; readonly statement: ClientStatement }
   | { readonly op: 'close_statement'; readonly statement: ClientStatement | undefined }
   | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined }
@@ -40,7 +61,7 @@ export class BatchPlan {
 
   constructor(
     private readonly registry: StatementRegistry,
-    private readonly router: SqlRouter,
+    private readonly routes_: StatementRoutes,
   ) {}
 
   get empty(): boolean {
@@ -94,12 +115,13 @@ export class BatchPlan {
   }
 
   private plan(frame: Frame): void {
+    if (this.planWithoutDecoding(frame)) return;
     const message = decodeFrontendMessage(frame);
     switch (message.type) {
       case 'Parse': {
         if (message.statement !== '' && this.registry.has(message.statement)) throw PgEdgeErrors.statementExists(message.statement);
         if (this.registry.full(message.statement)) throw PgEdgeErrors.tooManyStatements(this.registry.size);
-        const route = this.router.route(message.sql);
+        const route = this.routes_.route(message.sql);
         const statement: ClientStatement = { name: message.statement, sql: message.sql, paramTypes: message.paramTypes, inferred: undefined, route };
         this.registry.set(statement);
         this.routes.push(route);
@@ -122,6 +144,29 @@ export class BatchPlan {
       default:
         throw PgEdgeErrors.protocol(`${message.type} inside an extended-protocol batch`);
     }
+  }
+
+  /** Execute, and Bind/Describe of the unnamed statement, need only names: read them in place. */
+  private planWithoutDecoding(frame: Frame): boolean {
+    const code = frame.code;
+    if (code === FrontendCode.Execute) {
+      this.ops.push({ op: 'forward', frame, expect: 'execute' });
+      return true;
+    }
+    const payload = frame.payload;
+    if (code === FrontendCode.Bind) {
+      const portalEnd = payload.indexOf(0);
+      if (portalEnd < 0 || payload[portalEnd + 1] !== 0) return false; // a named statement: decode to re-encode
+      const statement = this.lookup('');
+      this.routes.push(statement.route);
+      this.ops.push({ op: 'bind', frame, statement, message: undefined });
+      return true;
+    }
+    if (code === FrontendCode.Describe && payload[0] === 0x50 /* 'P' */) {
+      this.ops.push({ op: 'forward', frame, expect: 'describe_portal' });
+      return true;
+    }
+    return false;
   }
 
   private lookup(name: string): ClientStatement {
@@ -153,7 +198,7 @@ export class BatchPlan {
       }
       case 'bind':
         ensurePrepared(op.statement, conn, out, expect);
-        out.add(op.statement.name === '' ? op.frame.bytes : encodeFrontendMessages({ ...op.message, statement: '' }));
+        out.add(op.message === undefined ? op.frame.bytes : encodeFrontendMessages({ ...op.message, statement: '' }));
         return void expect.push({ kind: 'bind', forward: true });
       case 'describe_statement':
         ensurePrepared(op.statement, conn, out, expect);

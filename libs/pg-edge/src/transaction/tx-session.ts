@@ -86,7 +86,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   ) {
     const pg = epoch.config.postgres;
     this.router = shared.router(epoch);
-    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), this.router);
+    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router));
     const routes = edge.metrics.routes;
     this.routeCounters = {
       primary: routes.labels({ route: 'primary', listener }),

@@ -4,6 +4,7 @@ import type { SqlRouter } from '@dbproxy/sql';
 import type { EdgeEpoch } from '../edge-context';
 import { PgEdgeErrors } from '../errors';
 import type { TransactionPools } from './backend-pools';
+import { StatementRoutes } from './batch-plan';
 import { ScramSecrets } from './frontend-auth';
 
 export interface DeadlineWatched {
@@ -16,6 +17,7 @@ export class TxShared {
   readonly running = new Set<DeadlineWatched>();
   private readonly parameterCache = new Map<string, Promise<ReadonlyMap<string, string>>>();
   private readonly routers = new WeakMap<EdgeEpoch, SqlRouter>();
+  private readonly statementRoutes = new WeakMap<SqlRouter, StatementRoutes>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -36,6 +38,16 @@ export class TxShared {
       this.routers.set(epoch, router);
     }
     return router;
+  }
+
+  /** Routes by statement text for Parse (shared by the epoch's sessions, bounded). */
+  statementRoutesOf(router: SqlRouter): StatementRoutes {
+    let routes = this.statementRoutes.get(router);
+    if (!routes) {
+      routes = new StatementRoutes(router);
+      this.statementRoutes.set(router, routes);
+    }
+    return routes;
   }
 
   /** The server's ParameterStatus values for a shard, read once from a pooled connection to its primary. */
