@@ -53,7 +53,32 @@ export interface ScanFacts {
   readonly unterminated: boolean;
 }
 
-export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, counters: AnalyzerCounters): CacheEntry {
+/**
+ * analyze(), with a safety net: an unexpected failure (an AST shape nobody foresaw) retries from
+ * tokens alone, and if even that fails the statement pins the session, goes to the primary and,
+ * with sharding, is refused. Routing never throws.
+ */
+export function analyzeSafely(text: string, scan: ScanFacts, config: AnalyzerConfig, counters: AnalyzerCounters): CacheEntry {
+  try {
+    return analyze(text, scan, config, counters, false);
+  } catch (first) {
+    try {
+      return analyze(text, scan, config, counters, true, first);
+    } catch {
+      return unanalyzable(text, config);
+    }
+  }
+}
+
+function unanalyzable(text: string, config: AnalyzerConfig): CacheEntry {
+  const reason = 'the statement could not be analyzed';
+  const lex: LexicalAnalysis = { ...emptyLexical(), family: 'session_state', command: 'unknown', session: { kind: 'pin', reason }, unsafe: [{ code: 'parse_failed', detail: reason }] };
+  const classification = build(lex, { tables: [], extra: [], parsed: false, count: 1 });
+  const decision: RoutingDecision = config.rules.empty ? UNSHARDED : { kind: 'reject', error: ShardRoutingUnsupported(reason) };
+  return { fingerprint: { text, hash: fnv1a64Hex(text) }, classification, template: { template: { kind: 'fixed', decision }, hintable: true } };
+}
+
+export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, counters: AnalyzerCounters, tokensOnly = false, cause?: unknown): CacheEntry {
   const fingerprint = { text, hash: fnv1a64Hex(text) };
   const statements = splitStatements(normalizedTokens(text, config.dialect, scan.slotOffsets));
   if (statements.length === 0) {
@@ -64,7 +89,8 @@ export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, c
   if (statements.length > 1 || scan.unterminated) return unparsedEntry(fingerprint, statements, lexical, scan, config);
   const lex = lexical[0];
   const names = identifierNames(new TokenCursor(statements[0]));
-  const structure = lex.parse ? parseStructure(text, statements[0], lex, names, scan, config, counters) : { extra: [] };
+  const failed: Structure = { extra: [{ code: 'parse_failed', detail: `analysis failed: ${cause instanceof Error ? cause.message : String(cause)}` }] };
+  const structure = !lex.parse ? { extra: [] } : tokensOnly ? failed : parseStructure(text, statements[0], lex, names, scan, config, counters);
   const parts = { tables: tablesOf(structure.parsed, lex.tables), extra: structure.extra, parsed: structure.shard !== undefined, count: 1 };
   const classification = build(lex, parts);
   const template = shardTemplate(lex, structure.shard?.facts, names, config);

@@ -2,7 +2,7 @@
 import { channel } from 'node:diagnostics_channel';
 import type { ShardRule } from '@dbproxy/routing';
 import { BoundedLru, Channels, type LruStats } from '@dbproxy/util';
-import { analyze, type AnalyzerConfig, type AnalyzerCounters, type CacheEntry, type Fingerprint, type ScanFacts } from './analyze';
+import { analyzeSafely, type AnalyzerConfig, type AnalyzerCounters, type CacheEntry, type Fingerprint, type ScanFacts } from './analyze';
 import type { Classification } from './classification';
 import type { RoutingHints } from './comments';
 import { InvalidRouterOptions, ShardHintConflict, UnknownShardHint } from './errors';
@@ -131,7 +131,7 @@ export class SqlRouter {
     }
     if (cacheLookup.hasSubscribers) cacheLookup.publish({ hit: cached !== undefined });
     if (cached !== undefined) return [cached.entry, 'hit'];
-    const entry = analyze(scan.out.toString(), scanFacts(scan), this.config, this.counters);
+    const entry = analyzeSafely(scan.out.toString(), scanFacts(scan), this.config, this.counters);
     this.cache.set(key, { entry, codes: scan.out.codes() });
     return [entry, 'miss'];
   }
