@@ -64,14 +64,13 @@ export const redisEdgeService: ServiceDefinition = {
     const topology = new TopologyClient({ bus: ctx.bus, protocol: 'redis', config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
     const flusher = new TickFlusher();
     const redis = () => ctx.config.current().config.redis;
-    let metrics: RedisEdgeMetrics | undefined;
-    const links = new LinkDirectory({
+    const metrics = createRedisEdgeMetrics(ctx.metrics, { leases: () => links.leaseCounts(), links: () => links.linkCount });
+    const links: LinkDirectory = new LinkDirectory({
       link: { connectTimeoutMs: redis().connect_timeout_seconds * 1000, limits: { maxBulkLength: Math.min(redis().max_bulk_bytes, 0x7fffffff) }, flusher },
       commandTimeoutMs: () => redis().command_timeout_seconds * 1000,
       maxLeasesPerNode: () => redis().max_blocking_leases_per_node,
-      onLease: (event) => metrics?.leaseEvents.inc({ event }),
+      onLease: (event) => metrics.leaseEvents.inc({ event }),
     });
-    metrics = createRedisEdgeMetrics(ctx.metrics, { leases: () => links.leaseCounts(), links: () => links.linkCount });
     const m = metrics;
     await topology.start();
     const edge = new CommandEdge(ctx.config.current(), links, flusher, m, topology, ctx.logger, ctx.tracer);

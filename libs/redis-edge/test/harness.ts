@@ -1,11 +1,13 @@
-// Test harness: the topology service and redis-edge in this process on the embedded bus, against
-// real Redis servers (standalone shards or a Redis Cluster) started by @dbproxy/testing.
+// Test harness: redis-edge in this process on the embedded bus, against real Redis servers
+// (standalone shards or a Redis Cluster) started by @dbproxy/testing, with the topology snapshots
+// the topology service would publish (all backends healthy; cluster slots read from the cluster,
+// again on every refresh request the edge makes after a MOVED).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
 import { InvalidConfigFile, startRuntime, type Runtime } from '@dbproxy/runtime';
 import { freePort, tmpDir, waitFor, type TempDir } from '@dbproxy/testing';
-import { topologyService } from '@dbproxy/topology';
+import { TestTopology } from './test-topology';
 import { redisEdgeService } from '../src';
 
 export interface BackendSpec {
@@ -66,12 +68,6 @@ connect_timeout_seconds = 1
 log_level = "warn"
 [proxy.admin]
 listen = "127.0.0.1:0"
-[health]
-interval_seconds = 1
-timeout_seconds = 1
-[topology]
-redis_slot_refresh_seconds = 1
-refresh_debounce_ms = 20
 ${options.extra ?? ''}
 [mysql]
 enabled = false
@@ -90,13 +86,16 @@ ${(options.backends ?? []).map(backendToml).join('\n')}
 `;
   const configPath = join(dir.path, 'dbproxy.toml');
   writeFileSync(configPath, toml);
-  const runtime = await startRuntime({ services: [topologyService, redisEdgeService], configPath, version: 'test', adminListen: '127.0.0.1:0' }).catch((err: unknown) => {
+  const runtime = await startRuntime({ services: [redisEdgeService], configPath, version: 'test', adminListen: '127.0.0.1:0' }).catch((err: unknown) => {
     const issues = err instanceof InvalidConfigFile ? err.issues.map((i) => `${i.path}: ${i.message}`).join('; ') : '';
     throw new Error(`${String(err)} ${issues}`);
   });
   const admin = `http://${runtime.adminAddress}`;
+  const topology = new TestTopology(runtime.bus, () => runtime.config.current().epoch, options.backends ?? [], options.clusterSeeds, options.clusterPassword);
+  await topology.start();
   await waitFor(async () => (await fetch(`${admin}/readyz`)).status === 200, { timeoutMs: 20_000, description: 'redis-edge ready' }).catch(async (err: unknown) => {
     const body = await (await fetch(`${admin}/readyz`)).text();
+    topology.stop();
     await runtime.stop('not ready');
     throw new Error(`${String(err)}: ${body}`);
   });
@@ -124,6 +123,7 @@ ${(options.backends ?? []).map(backendToml).join('\n')}
     },
     async stop() {
       for (const c of clients) c.disconnect();
+      topology.stop();
       await runtime.stop('test done');
       await dir.remove();
     },

@@ -20,6 +20,7 @@ const LEGAL: Readonly<Record<ConnectionState, readonly ConnectionState[]>> = {
 };
 
 const OK = Buffer.from('+OK\r\n');
+const EMPTY_ARRAY = Buffer.from('*0\r\n');
 
 export class ConnectionSession {
   private readonly machine = new StateMachine<ConnectionState>('redis-connection-session', 'awaiting-shard', LEGAL);
@@ -50,6 +51,10 @@ export class ConnectionSession {
   private readonly onFirstBytes = (chunk: Buffer): void => {
     if (!this.machine.is('awaiting-shard')) return this.hold(chunk);
     this.input.append(chunk, this.scanner.needBytes);
+    this.examineFirstCommand();
+  };
+
+  private examineFirstCommand(): void {
     let batch: CommandBatch;
     try {
       batch = this.scanner.scan(this.input.buffer, this.input.start, this.input.end, 1);
@@ -61,10 +66,18 @@ export class ConnectionSession {
       return;
     }
     if (batch.argEquals(0, 0, 'DBPROXY.SHARD')) return this.shardCommand(batch);
+    if (batch.argCount[0] === 2 && batch.argEquals(0, 0, 'COMMAND') && batch.argEquals(0, 1, 'DOCS')) return this.answerCommandDocs(batch);
     const shard = this.edge.selector().withoutShardCommand();
     if (shard instanceof Error) return this.refuse(shard, 'missing');
     this.route(shard, 'default', this.input.buffer.subarray(batch.frameStart[0], this.input.end));
-  };
+  }
+
+  /** redis-cli asks COMMAND DOCS before sending anything else: answered empty, the shard command may still follow. */
+  private answerCommandDocs(batch: CommandBatch): void {
+    this.client.write(EMPTY_ARRAY);
+    this.input.consume(batch.frameEnd[0]);
+    if (this.input.length > 0) this.examineFirstCommand();
+  }
 
   private shardCommand(batch: CommandBatch): void {
     if (batch.argCount[0] !== 2) return this.refuse(RedisEdgeErrors.shardArguments(), 'invalid');
