@@ -30,6 +30,18 @@ const POOL_GAUGES: readonly [string, string, (s: PoolStats) => number][] = [
   ['dbproxy_pg_pool_reset_failures', 'Connections whose ROLLBACK + DISCARD ALL failed (closed, not reused)', (s) => s.resetFailures],
 ];
 
+export type RouteCounters = Readonly<Record<'primary' | 'replica' | 'held', { inc(): void }>>;
+
+/** Route counters bound to their labels once per session (no label hashing per query). */
+export function routeCounters(metrics: PgEdgeMetrics, listener: string): RouteCounters {
+  const routes = metrics.routes;
+  return {
+    primary: routes.labels({ route: 'primary', listener }),
+    replica: routes.labels({ route: 'replica', listener }),
+    held: routes.labels({ route: 'held', listener }),
+  };
+}
+
 export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures): PgEdgeMetrics {
   for (const [name, help, value] of POOL_GAUGES) {
     metrics.gauge({

@@ -245,4 +245,18 @@ export function readyForQuery(status: number): Buffer {
   return Buffer.from([0x5a, 0, 0, 0, 5, status]); // 'Z'
 }
 
-export { FAILING_BIND };
+const SYNC = encodeFrontendMessages({ type: 'Sync' });
+
+/** A simple Query goes as it came; its answers run to ReadyForQuery. */
+export function emitQuery(frame: Frame, out: SliceWriter, expect: Expectation[]): void {
+  out.add(frame.bytes);
+  expect.push({ kind: 'query', forward: true });
+}
+
+/** A refusal the backend takes part in (Bind to a missing statement, then Sync): its error is replaced by ours. */
+export function emitRefusal(out: SliceWriter, expect: Expectation[], error: Error): void {
+  out.add(FAILING_BIND);
+  expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(error)) });
+  out.add(SYNC);
+  expect.push({ kind: 'sync', forward: true });
+}

@@ -2,7 +2,7 @@
 // on pooled connections; BEGIN reserves one until the transaction ends, session state pins one for
 // life; a lost pinned connection poisons the session. One transition() per state change.
 import type { Socket } from 'node:net';
-import { BackendCode, encodeBackendMessages, FrontendCode, type Frame } from '@dbproxy/protocol-pg';
+import { BackendCode, FrontendCode, type Frame } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
 import { errorMessage } from '@dbproxy/util';
@@ -10,31 +10,22 @@ import { sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
+import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
 import { SessionStateMachine } from '../state-machine';
 import type { BackendConsumer } from './backend-connection';
 import type { PgLease } from './backend-pools';
-import { BatchPlan, FAILING_BIND, refusalBytes } from './batch-plan';
+import { BatchPlan, emitQuery, emitRefusal, refusalBytes } from './batch-plan';
 import type { ClientInbox, InboxHandler } from './client-inbox';
 import { ResponseRelay, type RelayHooks } from './response-relay';
 import { SliceWriter } from './slice-writer';
 import { StatementRegistry, type Expectation } from './statements';
 import type { DeadlineWatched, TxShared } from './tx-shared';
 import { decideUnit } from './unit-route';
+import { TX_SESSION_STATES, type TxSessionState as State } from './tx-states';
 
-type State = 'idle' | 'running' | 'batch_open' | 'in_transaction' | 'pinned' | 'poisoned' | 'closed';
-const LEGAL: Record<State, readonly State[]> = {
-  idle: ['running', 'closed'],
-  running: ['idle', 'batch_open', 'in_transaction', 'pinned', 'poisoned', 'closed'],
-  batch_open: ['running', 'poisoned', 'closed'],
-  in_transaction: ['running', 'poisoned', 'closed'],
-  pinned: ['running', 'poisoned', 'closed'],
-  poisoned: ['closed'],
-  closed: [],
-};
 const IDLE = 0x49; // 'I'
 const IN_TRANSACTION = 0x54; // 'T'
-const SYNC = Buffer.from([FrontendCode.Sync, 0, 0, 0, 4]);
 const MAX_PENDING_FRAMES = 4096;
 
 type Emit = (out: SliceWriter, expect: Expectation[]) => void;
@@ -45,7 +36,7 @@ interface Flags {
 
 export class TransactionSession implements RelayHooks, DeadlineWatched {
   readonly key: ProxyKey;
-  private readonly machine = new SessionStateMachine<State>('pg_transaction_session', 'idle', LEGAL);
+  private readonly machine = new SessionStateMachine<State>('pg_transaction_session', 'idle', TX_SESSION_STATES);
   private readonly plan: BatchPlan;
   private readonly relay: ResponseRelay;
   private readonly toBackend = new SliceWriter();
@@ -63,7 +54,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** A cancel arrived while the unit waited for a connection: it ends with 57014 when one comes. */
   private cancelWhileWaiting = false;
   private readonly router: SqlRouter;
-  private readonly routeCounters: Readonly<Record<'primary' | 'replica' | 'held', { inc(): void }>>;
+  private readonly routeCounters: RouteCounters;
   private readonly clientSide: InboxHandler = {
     onFrame: (frame) => this.onClientFrame(frame),
     onChunkEnd: () => this.pump(),
@@ -87,12 +78,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     const pg = epoch.config.postgres;
     this.router = shared.router(epoch);
     this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router));
-    const routes = edge.metrics.routes;
-    this.routeCounters = {
-      primary: routes.labels({ route: 'primary', listener }),
-      replica: routes.labels({ route: 'replica', listener }),
-      held: routes.labels({ route: 'held', listener }),
-    };
+    this.routeCounters = routeCounters(edge.metrics, listener);
     this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes }, this);
     this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
     this.key = edge.cancelKeys.issue(() => this.cancelRequested());
@@ -157,15 +143,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private runSimple(frame: Frame): void {
     const sql = frame.payload.toString('utf8', 0, frame.payload.length - 1);
     const route = this.router.route(sql);
-    this.runUnit(
-      [route],
-      true,
-      (out, expect) => {
-        out.add(frame.bytes);
-        expect.push({ kind: 'query', forward: true });
-      },
-      false,
-    );
+    this.runUnit([route], true, (out, expect) => emitQuery(frame, out, expect), false);
   }
 
   private addToBatch(frame: Frame): void {
@@ -261,12 +239,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       return this.dispatch((out, expect) => this.plan.emit(this.connection(), out, expect));
     }
     if (this.lease) {
-      return this.dispatch((out, expect) => {
-        out.add(FAILING_BIND);
-        expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(error)) });
-        out.add(SYNC);
-        expect.push({ kind: 'sync', forward: true });
-      });
+      return this.dispatch((out, expect) => emitRefusal(out, expect, error));
     }
     if (fromPlan) this.plan.discard();
     if (!synced) this.refusedUntilSync = error;
@@ -319,12 +292,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** The transaction is still open on the backend but the client must see it fail: fail it there. */
   private abortOnBackend(error: Error): void {
     this.relay.reset();
-    this.dispatch((out, expect) => {
-      out.add(FAILING_BIND);
-      expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(error)) });
-      out.add(SYNC);
-      expect.push({ kind: 'sync', forward: true });
-    });
+    this.dispatch((out, expect) => emitRefusal(out, expect, error));
   }
 
   drained(): void {
