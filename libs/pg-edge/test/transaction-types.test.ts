@@ -40,7 +40,7 @@ beforeAll(async () => {
   await requirePoolPassword(pg);
   edge = await startEdge(
     [{ name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra: `username = "${POOL_USER}"\npassword = "${POOL_PASSWORD}"` }],
-    'routing_mode = "transaction"\npool_max_per_backend = 2',
+    'routing_mode = "transaction"\npool_max_per_backend = 3\npool_acquire_timeout_seconds = 1',
     '[[users]]\nname = "app"\npassword = "types-secret"',
   );
   client = await RawClient.connect(edge.rwPort);
@@ -94,6 +94,26 @@ describe.each([
       expect(decodeValue(PgTypeOid.text, format, t as Buffer)).toBe('hi!');
     }
   });
+});
+
+it('answers 53300 when no pooled connection frees up within pool_acquire_timeout_seconds, and recovers', async () => {
+  // The session above pinned one of the 3 connections (SET TIME ZONE); these two hold the rest.
+  const holders = await Promise.all([1, 2].map(() => RawClient.connect(edge.rwPort)));
+  for (const holder of holders) {
+    await holder.startup({ user: 'app', database: 'postgres' }, 'types-secret');
+    expect(errorOf(await holder.query('BEGIN'))).toBeUndefined();
+  }
+  const waiter = await RawClient.connect(edge.rwPort);
+  await waiter.startup({ user: 'app', database: 'postgres' }, 'types-secret');
+  const started = Date.now();
+  expect(errorOf(await waiter.query('SELECT 1'))).toMatchObject({ code: '53300', severity: 'ERROR' });
+  expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  for (const holder of holders) {
+    await holder.query('COMMIT');
+    holder.close();
+  }
+  expect(rowsOf(await waiter.query('SELECT 7'))).toEqual([[Buffer.from('7')]]);
+  waiter.close();
 });
 
 it('refuses a parameter type outside the list, pointing to transparent mode', async () => {
