@@ -30,7 +30,7 @@ const POOL_GAUGES: readonly [string, string, (s: PoolStats) => number][] = [
   ['dbproxy_pg_pool_reset_failures', 'Connections whose ROLLBACK + DISCARD ALL failed (closed, not reused)', (s) => s.resetFailures],
 ];
 
-export type RouteCounters = Readonly<Record<'primary' | 'replica' | 'held', { inc(): void }>>;
+export type RouteCounters = Readonly<Record<'primary' | 'replica' | 'held' | 'fallback', { inc(): void }>>;
 
 /** Route counters bound to their labels once per session (no label hashing per query). */
 export function routeCounters(metrics: PgEdgeMetrics, listener: string): RouteCounters {
@@ -39,6 +39,7 @@ export function routeCounters(metrics: PgEdgeMetrics, listener: string): RouteCo
     primary: routes.labels({ route: 'primary', listener }),
     replica: routes.labels({ route: 'replica', listener }),
     held: routes.labels({ route: 'held', listener }),
+    fallback: metrics.fallbacks.labels({ mode: 'transaction' }),
   };
 }
 

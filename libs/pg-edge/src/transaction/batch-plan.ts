@@ -49,6 +49,18 @@ const CLOSE_UNNAMED = encodeFrontendMessages({ type: 'Close', kind: 'S', name: '
 /** A Bind the backend must refuse (no such statement): it fails the batch there too, so a transaction aborts as it would have. */
 const FAILING_BIND = encodeFrontendMessages({ type: 'Bind', portal: '', statement: 'dbproxy.refused', paramFormats: [], params: [], resultFormats: [] });
 
+/** Expectations of forwarded messages carry nothing else: one shared object per kind. */
+const FORWARDED: Readonly<Record<Expectation['kind'], Expectation>> = Object.freeze({
+  parse: { kind: 'parse', forward: true },
+  bind: { kind: 'bind', forward: true },
+  describe_statement: { kind: 'describe_statement', forward: true },
+  describe_portal: { kind: 'describe_portal', forward: true },
+  execute: { kind: 'execute', forward: true },
+  close: { kind: 'close', forward: true },
+  sync: { kind: 'sync', forward: true },
+  query: { kind: 'query', forward: true },
+});
+
 export type PlanProgress = 'pending' | 'flush' | 'sync';
 
 export class BatchPlan {
@@ -212,7 +224,7 @@ export class BatchPlan {
       }
       case 'forward':
         out.add(op.frame.bytes);
-        if (op.expect) expect.push({ kind: op.expect, forward: true });
+        if (op.expect) expect.push(FORWARDED[op.expect]);
         return;
       case 'fail':
         out.add(FAILING_BIND);
@@ -250,7 +262,7 @@ const SYNC = encodeFrontendMessages({ type: 'Sync' });
 /** A simple Query goes as it came; its answers run to ReadyForQuery. */
 export function emitQuery(frame: Frame, out: SliceWriter, expect: Expectation[]): void {
   out.add(frame.bytes);
-  expect.push({ kind: 'query', forward: true });
+  expect.push(FORWARDED.query);
 }
 
 /** A refusal the backend takes part in (Bind to a missing statement, then Sync): its error is replaced by ours. */
@@ -258,5 +270,5 @@ export function emitRefusal(out: SliceWriter, expect: Expectation[], error: Erro
   out.add(FAILING_BIND);
   expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(error)) });
   out.add(SYNC);
-  expect.push({ kind: 'sync', forward: true });
+  expect.push(FORWARDED.sync);
 }

@@ -32,7 +32,7 @@ export class ResponseRelay {
   readonly out = new SliceWriter();
   private readonly rows = new SliceWriter();
   private rowCount = 0;
-  private expect: Expectation[] = [];
+  private readonly expect: Expectation[] = [];
   private head = 0;
   /** Set while draining after a failure: nothing more reaches the client until ReadyForQuery. */
   draining: Error | undefined;
@@ -60,7 +60,7 @@ export class ResponseRelay {
   }
 
   reset(): void {
-    this.expect = [];
+    this.expect.length = 0;
     this.head = 0;
     this.rows.clear();
     this.rowCount = 0;

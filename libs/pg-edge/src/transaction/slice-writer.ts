@@ -45,6 +45,13 @@ export class SliceWriter {
   /** Writes what was added; returns false when the socket asks the writer to wait for 'drain'. */
   flush(socket: Socket): boolean {
     if (this.pending === 0) return true;
+    if (this.pieces.length === 0 && this.tail !== undefined) {
+      // The common case: one slice (or adjacent slices of one read), one write, no arrays.
+      const only = this.closeTail(this.tail);
+      this.tail = undefined;
+      this.pending = 0;
+      return socket.destroyed || socket.write(only);
+    }
     const pieces = this.take();
     if (socket.destroyed) return true;
     if (pieces.length === 1) return socket.write(pieces[0]);

@@ -47,7 +47,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private lease: PgLease | undefined;
   private held: 'transaction' | 'pinned' | undefined;
   private lastStatus = IDLE;
-  private flags: Flags = { pin: false, write: false };
+  private readonly flags: Flags = { pin: false, write: false };
   /** A refused batch whose Sync has not arrived: the answer waits for it. */
   private refusedUntilSync: Error | undefined;
   private deadline = Number.POSITIVE_INFINITY;
@@ -180,7 +180,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     let name: string;
     try {
       const choice = this.epoch.directory.require(this.shard, decision.role, this.shared.pools, pg.fallback_to_primary);
-      if (choice.fellBack) this.edge.metrics.fallbacks.inc({ mode: 'transaction' });
+      if (choice.fellBack) this.routeCounters.fallback.inc();
       name = (choice.target as NonNullable<typeof choice.target>).config.name;
       this.routeCounters[choice.target?.role ?? decision.role].inc();
     } catch (err) {
@@ -211,7 +211,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private onAcquireFailed(name: string, err: unknown, synced: boolean, fromPlan: boolean): void {
     if (!this.machine.is('running')) return;
     this.edge.metrics.routingFailures.inc({ reason: 'acquire' });
-    this.flags = { pin: false, write: false };
+    this.flags.pin = this.flags.write = false;
     this.machine.transition('running', 'idle', 'acquire failed');
     const cancelled = this.cancelWhileWaiting;
     this.cancelWhileWaiting = false;
@@ -280,7 +280,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (next) lease.connection.dirty = true;
     const ended = this.held !== undefined && next === undefined;
     this.held = next;
-    this.flags = { pin: false, write: false };
+    this.flags.pin = this.flags.write = false;
     if (!next) {
       this.lease = undefined;
       this.shared.pools.release(lease, true);
@@ -316,7 +316,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (synced) this.relay.out.add(refusalBytes(error, IDLE));
     else this.refusedUntilSync = error;
     this.relay.reset();
-    this.flags = { pin: false, write: false };
+    this.flags.pin = this.flags.write = false;
     this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
     this.flushClient();
     this.pump();
