@@ -15,13 +15,15 @@ const ACCEPT_TLS = 0x53; // 'S'
 export interface OpenOptions {
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
+  /** Read a plain-TCP socket into caller-managed buffers (ignored when the backend uses TLS). */
+  readonly onread?: { buffer: () => Uint8Array; callback: (bytes: number, buffer: Uint8Array) => boolean };
 }
 
 /** TCP to `address`, resolved when connected; rejects on error, timeout or abort. */
 export function connectTcp(address: string, name: string, options: OpenOptions): Promise<Socket> {
   const { host, port } = splitListen(address);
   return new Promise<Socket>((resolve, reject) => {
-    const socket = netConnect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 });
+    const socket = netConnect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000, ...(options.onread ? { onread: options.onread } : {}) });
     const fail = (reason: string) => {
       cleanup();
       socket.destroy();
@@ -114,8 +116,8 @@ export async function startBackendTls(socket: Socket, backend: BackendConfig, ad
 
 /** A connected (and, when configured, TLS-protected) socket to the backend. */
 export async function openBackendSocket(backend: BackendConfig, address: string, options: OpenOptions): Promise<Socket> {
-  const socket = await connectTcp(address, backend.name, options);
-  if (!backend.tls.enabled) return socket;
+  if (!backend.tls.enabled) return connectTcp(address, backend.name, options);
+  const socket = await connectTcp(address, backend.name, { ...options, onread: undefined });
   return startBackendTls(socket, backend, address, options.timeoutMs);
 }
 

@@ -133,6 +133,20 @@ describe('full protocol after startup', () => {
     raw.close();
   });
 
+  it('holds the backend while a slow client catches up with a large result (backpressure), losing nothing', async () => {
+    const raw = await RawClient.connect(edge.rwPort);
+    await raw.startup({ user: 'postgres', database: 'postgres', options: '-c dbproxy.shard=eu' });
+    raw.socket.pause();
+    raw.send({ type: 'Query', sql: "SELECT g, repeat('x', 2000) FROM generate_series(1, 20000) g" });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    raw.socket.resume();
+    const rows = rowsOf(await raw.untilReady());
+    expect(rows).toHaveLength(20000);
+    expect(rows[19999][0]?.toString()).toBe('20000');
+    expect(rows.every((r) => r[1]?.length === 2000)).toBe(true);
+    raw.close();
+  });
+
   it('cancels pg_sleep(30) from the client side within a second', async () => {
     const c = client(edge.rwPort);
     await c.connect();

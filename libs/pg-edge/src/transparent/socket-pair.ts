@@ -8,6 +8,16 @@ export function pump(from: Socket, to: Socket): void {
   from.pipe(to, { end: true });
 }
 
+/** The streaming sink of a BackendReader: write each chunk to the client, stop reading while it is full. */
+export function forwardTo(client: Socket, backend: Socket, reader: { resume(backend: Socket): void }): (chunk: Buffer) => boolean {
+  const resume = () => reader.resume(backend);
+  return (chunk) => {
+    if (client.write(chunk)) return true;
+    client.once('drain', resume);
+    return false;
+  };
+}
+
 /**
  * Ties the sockets' lifetimes: when one closes, the other is ended (what was written still
  * flushes) and destroyed shortly after; an error destroys both. `onClosed` runs once.

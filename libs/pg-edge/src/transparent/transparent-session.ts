@@ -1,6 +1,7 @@
 // A transparent-mode session: read the startup (TLS, shard key), open the chosen backend, forward
 // the rewritten startup, swap BackendKeyData for our own, then pump bytes both ways untouched.
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import {
   BackendCode,
   encodeBackendMessages,
@@ -18,7 +19,8 @@ import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
 import { SessionStateMachine } from '../state-machine';
 import { handleCancel, refuse } from '../session-common';
-import { bindLifetimes, pump } from './socket-pair';
+import { BackendReader } from './backend-reader';
+import { bindLifetimes, forwardTo, pump } from './socket-pair';
 
 type State = 'startup' | 'connecting' | 'authenticating' | 'streaming' | 'closed';
 const LEGAL: Record<State, readonly State[]> = {
@@ -118,8 +120,10 @@ export class TransparentSession {
     if (!target) return;
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
     let backend: Socket;
+    // Plain client and plain backend: read the backend without stream machinery (TLS wraps keep theirs).
+    const reader = client instanceof TLSSocket || target.config.tls.enabled ? undefined : new BackendReader(client);
     try {
-      backend = await openBackendSocket(target.config, target.connectAddress, { timeoutMs: connectTimeoutMs });
+      backend = await openBackendSocket(target.config, target.connectAddress, { timeoutMs: connectTimeoutMs, onread: reader?.onread });
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'backend_connect' });
       return this.fail(err, client);
@@ -128,7 +132,7 @@ export class TransparentSession {
     this.attachBackend(backend, target);
     backend.write(remainder.length > 0 ? Buffer.concat([encodeFrontendMessages(resolution.message), remainder]) : encodeFrontendMessages(resolution.message));
     this.machine.transition('connecting', 'authenticating', `backend ${target.config.name}`);
-    this.watchStartupReplies(client, backend, target);
+    this.watchStartupReplies(client, backend, target, reader);
     pump(client, backend);
   }
 
@@ -164,7 +168,7 @@ export class TransparentSession {
   }
 
   /** Until the first ReadyForQuery: forward authentication untouched, but hand out our own BackendKeyData. */
-  private watchStartupReplies(client: Socket, backend: Socket, target: BackendTarget): void {
+  private watchStartupReplies(client: Socket, backend: Socket, target: BackendTarget, reader: BackendReader | undefined): void {
     const framer = new PgFramer({ phase: 'typed', peer: 'backend' });
     let ready = false;
     bindLifetimes(client, backend, (reason) => this.close(reason));
@@ -183,22 +187,26 @@ export class TransparentSession {
         framer.stop();
       }
     };
-    const onData = (chunk: Buffer) => {
+    const onData = (chunk: Buffer): boolean => {
       try {
         framer.push(chunk, onFrame);
       } catch (err) {
         backend.off('data', onData);
-        return this.fail(err, client);
+        this.fail(err, client);
+        return false;
       }
       if (ready) {
         backend.off('data', onData);
         const rest = framer.takeRemainder();
         if (rest.length > 0) client.write(rest);
         this.machine.transition('authenticating', 'streaming', 'ReadyForQuery');
-        pump(backend, client);
+        if (reader) reader.sink = forwardTo(client, backend, reader);
+        else pump(backend, client);
       }
+      return true;
     };
-    backend.on('data', onData);
+    if (reader) reader.sink = onData;
+    else backend.on('data', onData);
   }
 
   private wire(client: Socket, backend: Socket): void {
