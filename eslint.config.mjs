@@ -6,6 +6,23 @@ import tseslint from 'typescript-eslint';
 const codecLibs = ['libs/util', 'libs/sql', 'libs/routing', 'libs/protocol-mysql', 'libs/protocol-pg', 'libs/resp'];
 const testFiles = ['**/*.spec.ts', '**/test/**/*.ts', '**/src/testing/**/*.ts'];
 
+const typeConstraints = [
+  { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:util', 'type:testing'] },
+  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:util', 'type:codec', 'type:testing'] },
+  { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', 'type:codec', 'type:testing'] },
+  { sourceTag: 'type:codec', onlyDependOnLibsWithTags: ['type:pure', 'type:testing'] },
+  { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:util', 'type:codec'] },
+];
+const scopeConstraints = [
+  { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+  { sourceTag: 'scope:launcher', onlyDependOnLibsWithTags: ['*'] },
+  { sourceTag: 'scope:control', onlyDependOnLibsWithTags: ['scope:control', 'scope:shared'] },
+  { sourceTag: 'scope:mysql', onlyDependOnLibsWithTags: ['scope:mysql', 'scope:shared'] },
+  { sourceTag: 'scope:pg', onlyDependOnLibsWithTags: ['scope:pg', 'scope:shared'] },
+  { sourceTag: 'scope:redis', onlyDependOnLibsWithTags: ['scope:redis', 'scope:shared'] },
+];
+const boundaries = (depConstraints) => ['error', { enforceBuildableLibDependency: false, allow: [], depConstraints }];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   ...tseslint.configs.recommended,
@@ -16,26 +33,7 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/ban-ts-comment': ['error', { 'ts-nocheck': true, 'ts-ignore': true }],
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:util', 'type:testing'] },
-            { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:util', 'type:codec', 'type:testing'] },
-            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', 'type:codec', 'type:testing'] },
-            { sourceTag: 'type:codec', onlyDependOnLibsWithTags: ['type:pure', 'type:testing'] },
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:util', 'type:codec'] },
-            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
-            { sourceTag: 'scope:launcher', onlyDependOnLibsWithTags: ['*'] },
-            { sourceTag: 'scope:control', onlyDependOnLibsWithTags: ['scope:control', 'scope:shared'] },
-            { sourceTag: 'scope:mysql', onlyDependOnLibsWithTags: ['scope:mysql', 'scope:shared'] },
-            { sourceTag: 'scope:pg', onlyDependOnLibsWithTags: ['scope:pg', 'scope:shared'] },
-            { sourceTag: 'scope:redis', onlyDependOnLibsWithTags: ['scope:redis', 'scope:shared'] },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': boundaries([...typeConstraints, ...scopeConstraints]),
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'env', message: 'Only libs/config reads the environment.' },
@@ -62,6 +60,11 @@ export default tseslint.config(
       ],
       'no-restricted-globals': ['error', 'setTimeout', 'setInterval', 'setImmediate', 'process', 'console'],
     },
+  },
+  {
+    // Integration tests compose real services across scopes (an edge beside the topology service).
+    files: ['**/test/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': boundaries(typeConstraints) },
   },
   { files: ['libs/config/src/**/*.ts'], rules: { 'no-restricted-properties': 'off' } },
   { files: ['apps/dbproxy/src/cli/**/*.ts', 'tools/**/*.ts'], rules: { 'no-console': 'off' } },
