@@ -4,8 +4,9 @@
 // pg-edge in transparent and transaction modes, in one run; prints TPS, latency and the ratios,
 // then the resident memory per idle client connection of each proxy. Never run by `npm test`.
 //
-// Usage: node tools/bench/pg/bench.cjs [--duration 10] [--rounds 2] [--quick] [--soak] [--idle 300]
+// Usage: node tools/bench/pg/bench.cjs [--duration 10] [--rounds 2] [--quick] [--soak] [--idle 1000]
 //   --quick   3 s per run;  --soak  also pgbench -c 50 -M extended -T 60 through the transaction pool
+//   --idle N  idle client connections for the memory figure (transparent mode: at most 40, each holds a backend)
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
 'use strict';
@@ -25,7 +26,7 @@ const opt = (name, fallback) => {
   return at >= 0 ? args[at + 1] : fallback;
 };
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
-const IDLE = Number(opt('idle', '300'));
+const IDLE = Number(opt('idle', '1000'));
 /** Each cell is run this many times, targets interleaved, and the best run is kept: a shared machine's load comes and goes. */
 const ROUNDS = Number(opt('rounds', '2'));
 const POOL = 20;
