@@ -29,6 +29,8 @@ export interface EdgeEpoch {
   readonly fallbackToPrimary: boolean;
   readonly multiStatements: 'reject' | 'primary';
   readonly limits: EdgeLimits;
+  /** Plans of unsharded statements by classification (cached shapes keep their object), 8 variants each. */
+  readonly plans: WeakMap<object, unknown[]>;
 }
 
 function accountsOf(config: DeepReadonly<DbproxyConfig>): Map<string, AccountCredential> {
@@ -68,6 +70,7 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
     defaultShard: m.sharding.default_shard,
     fallbackToPrimary: m.fallback_to_primary,
     multiStatements: m.multi_statements,
+    plans: new WeakMap(),
     limits: {
       maxPacketBytes: m.max_packet_bytes,
       queryTimeoutMs: m.query_timeout_seconds * 1000,

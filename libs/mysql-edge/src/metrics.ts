@@ -15,24 +15,23 @@ interface QueryCell {
 
 /** Queries by route, role and backend; pool waits. Bumped per query without allocation. */
 export class QueryCounters {
-  private readonly cells = new Map<string, Map<string, QueryCell>>();
+  private readonly cells: Record<QueryRole, Map<string, Map<string, QueryCell>>> = { primary: new Map(), replica: new Map() };
   waitSeconds = 0;
   waits = 0;
 
   count(route: string, role: QueryRole, backend: string): void {
-    let byRoute = this.cells.get(backend);
-    if (byRoute === undefined) this.cells.set(backend, (byRoute = new Map()));
-    const key = role === 'primary' ? route : `${route}\u0000r`;
-    let cell = byRoute.get(key);
-    if (cell === undefined) byRoute.set(key, (cell = { count: 0 }));
-    cell.count++;
+    const byBackend = this.cells[role];
+    let byRoute = byBackend.get(backend);
+    if (byRoute === undefined) byBackend.set(backend, (byRoute = new Map()));
+    const cell = byRoute.get(route);
+    if (cell === undefined) byRoute.set(route, { count: 1 });
+    else cell.count++;
   }
 
   *entries(): Generator<{ backend: string; route: string; role: QueryRole; count: number }> {
-    for (const [backend, byRoute] of this.cells) {
-      for (const [key, cell] of byRoute) {
-        const replica = key.endsWith('\u0000r');
-        yield { backend, route: replica ? key.slice(0, -2) : key, role: replica ? 'replica' : 'primary', count: cell.count };
+    for (const role of ['primary', 'replica'] as const) {
+      for (const [backend, byRoute] of this.cells[role]) {
+        for (const [route, cell] of byRoute) yield { backend, route, role, count: cell.count };
       }
     }
   }

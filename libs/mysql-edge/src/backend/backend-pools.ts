@@ -88,6 +88,8 @@ export function poolSizing(epoch: EdgeEpoch, b: Backend, processes: number): Poo
 
 export class BackendPools {
   private readonly pools = new Map<string, BackendPool<BackendConnection>>();
+  /** The same pools by profile, then backend: looked up per query without building a key. */
+  private readonly byProfile = new Map<number, Map<string, BackendPool<BackendConnection>>>();
   private readonly keys = new Map<string, string>();
   private readonly resetCounts = new Map<string, ResetCounts>();
 
@@ -95,21 +97,23 @@ export class BackendPools {
 
   /** The pool of `backend` for clients of capability `profile` (made on first use). */
   pool(backend: string, profile: number): BackendPool<BackendConnection> | undefined {
-    const key = `${backend}/${profile.toString(16)}`;
-    let pool = this.pools.get(key);
-    if (pool !== undefined) return pool;
+    let byBackend = this.byProfile.get(profile);
+    if (byBackend === undefined) this.byProfile.set(profile, (byBackend = new Map()));
+    const pool = byBackend.get(backend);
+    if (pool !== undefined && pool.isOpen) return pool;
     const epoch = this.deps.epoch();
     const config = epoch.backends.get(backend);
     if (!config) return undefined;
-    pool = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile), ...poolSizing(epoch, config, this.deps.processes) });
-    this.pools.set(key, pool);
+    const made = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile), ...poolSizing(epoch, config, this.deps.processes) });
+    this.pools.set(`${backend}/${profile.toString(16)}`, made);
+    byBackend.set(backend, made);
     this.keys.set(backend, connectionKey(config));
-    return pool;
+    return made;
   }
 
   /** (in use + waiters) / capacity of the backend's pool for `profile`; 0 before it exists. */
   pressure(backend: string, profile: number): number {
-    return this.pools.get(`${backend}/${profile.toString(16)}`)?.pressure() ?? 0;
+    return this.byProfile.get(profile)?.get(backend)?.pressure() ?? 0;
   }
 
   /** A new epoch: new sizes; new factories where the connection changed; removed backends drained. */
@@ -118,6 +122,7 @@ export class BackendPools {
       const config = epoch.backends.get(pool.backend);
       if (!config) {
         this.pools.delete(key);
+        for (const byBackend of this.byProfile.values()) if (byBackend.get(pool.backend) === pool) byBackend.delete(pool.backend);
         void pool.drain({ deadlineMs: removedDrainDeadlineMs });
         continue;
       }

@@ -8,16 +8,12 @@ import type { BackendState, TopologyView } from '@dbproxy/topology-client';
 /** How busy a backend's pool is for the asking session: (in use + waiters) / capacity. */
 export type PressureOf = (backend: string) => number;
 
-export interface BackendChoice {
-  readonly backend: BackendState;
-  /** A read went to the primary because no replica was usable. */
-  readonly fellBack: boolean;
-}
-
 export class BackendDirectory {
   private readonly selector: ReplicaSelector;
   private readonly suspects = new Map<string, number>();
   private readonly candidates: ReplicaCandidate[] = [];
+  /** Whether the last choose() sent a read to the primary because no replica was usable. */
+  fellBack = false;
 
   constructor(
     private readonly view: () => TopologyView,
@@ -32,15 +28,20 @@ export class BackendDirectory {
     return this.view().usable(shard, 'primary')[0];
   }
 
-  /** A usable replica by weight within the lowest pressure band; the primary when none and `fallback`. */
-  choose(shard: string, role: 'primary' | 'replica', fallback: boolean, pressure: PressureOf, now: number): BackendChoice | undefined {
+  /**
+   * A usable replica by weight within the lowest pressure band; the primary when none and
+   * `fallback` (then `fellBack` is set until the next call). Synchronous: read `fellBack` at once.
+   */
+  choose(shard: string, role: 'primary' | 'replica', fallback: boolean, pressure: PressureOf, now: number): BackendState | undefined {
+    this.fellBack = false;
     if (role === 'replica') {
       const replica = this.replica(shard, pressure, now);
-      if (replica) return { backend: replica, fellBack: false };
+      if (replica) return replica;
       if (!fallback) return undefined;
     }
     const primary = this.primary(shard);
-    return primary ? { backend: primary, fellBack: role === 'replica' } : undefined;
+    this.fellBack = primary !== undefined && role === 'replica';
+    return primary;
   }
 
   /** This process could not reach `backend`: keep reads away from it for a while. */

@@ -65,6 +65,7 @@ export class BackendExchange implements ResponseSink {
   private waiter: AbortController | null = null;
   private span: Span | null = null;
   private readonly parts: Buffer[] = [];
+  private readonly pressureOf = (backend: string): number => this.owner.edge.pools.pressure(backend, this.owner.profile);
 
   constructor(private readonly owner: ExchangeOwner) {}
 
@@ -88,18 +89,17 @@ export class BackendExchange implements ResponseSink {
   private acquire(plan: Plan): void {
     const owner = this.owner;
     const edge = owner.edge;
-    const now = edge.clock.now;
-    const profile = owner.profile;
-    const choice = owner.epoch.directory.choose(plan.shard, plan.role, owner.epoch.fallbackToPrimary && !this.fellBack, (b) => edge.pools.pressure(b, profile), now);
-    if (choice === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
-    if (choice.fellBack) {
+    const directory = owner.epoch.directory;
+    const backend = directory.choose(plan.shard, plan.role, owner.epoch.fallbackToPrimary && !this.fellBack, this.pressureOf, edge.clock.now);
+    if (backend === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
+    if (directory.fellBack) {
       this.fellBack = true;
       edge.metrics.fallbacks.inc({ reason: 'no_replica' });
     }
-    this.role = choice.backend.role === 'replica' ? 'replica' : 'primary';
-    const pool = edge.pools.pool(choice.backend.name, profile);
+    this.role = backend.role === 'replica' ? 'replica' : 'primary';
+    const pool = edge.pools.pool(backend.name, owner.profile);
     if (pool === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
-    const reserved = plan.reserved && choice.backend.role === 'primary';
+    const reserved = plan.reserved && backend.role === 'primary';
     const lease = pool.tryAcquire(reserved ? RESERVED : ORDINARY);
     if (lease !== undefined) {
       this.lease = lease;
@@ -122,12 +122,12 @@ export class BackendExchange implements ResponseSink {
         this.waiter = null;
         if (this.packet === null) return;
         if (plan.role === 'replica' && !this.fellBack && owner.epoch.fallbackToPrimary && isConnectFailure(err)) {
-          owner.epoch.directory.markFailed(choice.backend.name, edge.clock.now);
+          owner.epoch.directory.markFailed(backend.name, edge.clock.now);
           this.fellBack = true;
           edge.metrics.fallbacks.inc({ reason: 'replica_unreachable' });
           return this.acquire({ ...plan, role: 'primary', reserved: false, label: 'fallback' });
         }
-        this.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendConnect(choice.backend.name, String(err)), -1);
+        this.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendConnect(backend.name, String(err)), -1);
       },
     );
   }

@@ -22,9 +22,21 @@ export interface PendingPrepare {
 
 const CURSOR_FLAGS = 0x07; // CURSOR_TYPE_READ_ONLY | FOR_UPDATE | SCROLLABLE
 
+/** The plan for a statement; unsharded ones are cached per classification, listener, window and replica eligibility. */
 function plan(s: ClientSession, route: SqlRoute): PlanResult {
   const e = s.epoch;
-  return planStatement(route, { listener: s.listener, readAfterWrite: s.readAfterWrite(), defaultShard: e.defaultShard, multiStatements: e.multiStatements });
+  const readAfterWrite = s.readAfterWrite();
+  const unsharded = route.decision.kind === 'unsharded';
+  const variant = (s.listener === 'read_only' ? 1 : 0) | (readAfterWrite ? 2 : 0) | (route.replicaEligible ? 4 : 0);
+  let variants = unsharded ? (e.plans.get(route.classification) as PlanResult[] | undefined) : undefined;
+  const cached = variants?.[variant];
+  if (cached !== undefined) return cached;
+  const planned = planStatement(route, { listener: s.listener, readAfterWrite, defaultShard: e.defaultShard, multiStatements: e.multiStatements });
+  if (unsharded) {
+    if (variants === undefined) e.plans.set(route.classification, (variants = []));
+    variants[variant] = planned;
+  }
+  return planned;
 }
 
 function statementId(p: MysqlPacket, min: number): number {

@@ -1,0 +1,221 @@
+#!/usr/bin/env node
+// MySQL benchmark: sysbench oltp_point_select and oltp_read_only (prepared statements, 8 and 32
+// threads) against MariaDB directly, through haproxy (TCP mode) and through mysql-edge, in one run
+// (the three targets interleaved per test); prints throughput, p95 latency and the ratios, then the
+// resident memory of mysql-edge holding 2,000 idle authenticated client connections.
+// Never run by `npm test`.
+//
+// Usage: node tools/bench/mysql/bench.cjs [--duration 10] [--quick] [--rounds 1] [--workers 1] [--idle 2000]
+//   --quick    3 s per run;  --workers N  mysql-edge worker processes (N > 1 starts a nats-server)
+// Starts its own MariaDB primary + replica (libs/testing), installs sysbench and haproxy with
+// apt-get when missing, runs mysql-edge + topology from dist/ (build first with `npm run build`).
+'use strict';
+require('../sql/ts-register.cjs');
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { mkdtempSync, writeFileSync, readFileSync, readdirSync, rmSync } = require('node:fs');
+const { join } = require('node:path');
+const { tmpdir } = require('node:os');
+const net = require('node:net');
+const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src/index.ts');
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
+const ROUNDS = Number(opt('rounds', '1'));
+const WORKERS = Number(opt('workers', '1'));
+const IDLE = Number(opt('idle', '2000'));
+const TABLES = 4;
+const TABLE_SIZE = 20000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function ensure(binary, pkg) {
+  const found = spawnSync('sh', ['-c', `command -v ${binary}`], { encoding: 'utf8' });
+  if (found.status === 0) return found.stdout.trim();
+  console.log(`installing ${pkg} (apt-get)...`);
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', pkg], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  return spawnSync('sh', ['-c', `command -v ${binary}`], { encoding: 'utf8' }).stdout.trim();
+}
+
+function waitPort(port, timeoutMs = 60000) {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => {
+        s.destroy();
+        resolve();
+      });
+      s.on('error', () => (Date.now() > deadline ? reject(new Error(`port ${port} not open`)) : setTimeout(attempt, 100)));
+    };
+    attempt();
+  });
+}
+
+function sysbench(test, target, threads, verb = 'run', extra = []) {
+  const argv = [
+    test,
+    '--db-driver=mysql',
+    '--mysql-host=127.0.0.1',
+    `--mysql-port=${target.port}`,
+    `--mysql-user=${target.user}`,
+    `--mysql-password=${target.password}`,
+    '--mysql-db=sbtest',
+    `--tables=${TABLES}`,
+    `--table-size=${TABLE_SIZE}`,
+    `--threads=${threads}`,
+    `--time=${DURATION}`,
+    '--report-interval=0',
+    '--percentile=95',
+    '--rand-type=uniform',
+    '--db-ps-mode=auto',
+    ...extra,
+    verb,
+  ];
+  const out = spawnSync('sysbench', argv, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const text = `${out.stdout}${out.stderr}`;
+  if (verb !== 'run') return text;
+  const tps = Number(/transactions:\s+\d+\s+\(([\d.]+) per sec/.exec(text)?.[1] ?? NaN);
+  const qps = Number(/queries:\s+\d+\s+\(([\d.]+) per sec/.exec(text)?.[1] ?? NaN);
+  const p95 = Number(/95th percentile:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
+  const errors = Number(/errors:\s+(\d+)/.exec(text)?.[1] ?? NaN);
+  if (!Number.isFinite(tps)) console.log(text.split('\n').slice(-12).join('\n'));
+  return { tps, qps, p95, errors };
+}
+
+function treeRss(rootPid) {
+  const children = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {
+      // the process went away
+    }
+  }
+  let total = 0;
+  const stack = [rootPid];
+  while (stack.length) {
+    const pid = stack.pop();
+    try {
+      total += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+    } catch {
+      // gone
+    }
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return total;
+}
+
+async function startHaproxy(dir, backendPort, port) {
+  const config = join(dir, 'haproxy.cfg');
+  writeFileSync(
+    config,
+    `global\n  maxconn 4000\ndefaults\n  mode tcp\n  timeout connect 5s\n  timeout client 1h\n  timeout server 1h\nlisten mysql\n  bind 127.0.0.1:${port}\n  server primary 127.0.0.1:${backendPort}\n`,
+  );
+  const child = spawn(ensure('haproxy', 'haproxy'), ['-f', config, '-db'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitPort(port);
+  return child;
+}
+
+async function startEdge(dir, db, natsUrl) {
+  const [rw, ro, admin] = [await freePort(), await freePort(), await freePort()];
+  const config = join(dir, 'dbproxy.toml');
+  writeFileSync(
+    config,
+    `[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[telemetry]\nlog_level = "warn"\n${natsUrl ? `[bus]\nnats_url = "${natsUrl}"\n` : ''}` +
+      `[[users]]\nname = "bench"\npassword = "bench-secret"\n` +
+      `[health]\ninterval_seconds = 2\n[mysql]\nenabled = true\nworkers = ${WORKERS}\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\nmax_connections = ${IDLE + 200}\npool_max_per_backend = 40\n` +
+      `[postgres]\nenabled = false\n[redis]\nenabled = false\n` +
+      `[[mysql_backends]]\nname = "primary"\naddress = "127.0.0.1:${db.primary.port}"\nrole = "primary"\nreserved_pool = 8\n` +
+      `[[mysql_backends]]\nname = "replica"\naddress = "127.0.0.1:${db.replicas[0].port}"\nrole = "replica"\n`,
+  );
+  const child = spawn(process.execPath, [join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const ready = await fetch(`http://127.0.0.1:${admin}/readyz`).then((r) => r.status === 200).catch(() => false);
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error('mysql-edge did not become ready');
+    await sleep(200);
+  }
+  return { child, port: rw, admin };
+}
+
+async function idleMemory(edge) {
+  const before = treeRss(edge.child.pid);
+  const child = spawn(process.execPath, [join(__dirname, 'idle-clients.cjs'), String(edge.port), 'bench', 'bench-secret', String(IDLE)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = await new Promise((resolve) => child.stdout.once('data', (c) => resolve(String(c).trim())));
+  if (!line.startsWith('ready')) throw new Error(`idle clients: ${line}`);
+  await sleep(3000);
+  const after = treeRss(edge.child.pid);
+  child.stdin.end();
+  await new Promise((r) => child.once('exit', r));
+  return { before, after, perConnection: (after - before) / IDLE };
+}
+
+const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+async function main() {
+  ensure('sysbench', 'sysbench');
+  ensure('haproxy', 'haproxy');
+  const dir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-mysql-'));
+  const db = await startMariaDb({ replicas: 1 });
+  const nats = WORKERS > 1 ? await startNats() : undefined;
+  let haproxy;
+  let edge;
+  try {
+    execFileSync('mariadb', ['-h', '127.0.0.1', '-P', String(db.primary.port), '-u', 'root', '-e', 'CREATE DATABASE sbtest']);
+    const direct = { name: 'MariaDB', port: db.primary.port, user: 'root', password: '' };
+    console.log(`preparing ${TABLES} x ${TABLE_SIZE} rows...`);
+    sysbench('oltp_read_only', direct, 4, 'prepare');
+    await db.waitForReplicaCatchUp({ timeoutMs: 120000 });
+    const haproxyPort = await freePort();
+    haproxy = await startHaproxy(dir, db.primary.port, haproxyPort);
+    edge = await startEdge(dir, db, nats?.url);
+    const targets = [direct, { name: 'haproxy', port: haproxyPort, user: 'root', password: '' }, { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret' }];
+    for (const t of targets) sysbench('oltp_point_select', { ...t }, 8, 'run', ['--time=2']); // warm-up
+    const rows = [];
+    for (const test of ['oltp_point_select', 'oltp_read_only']) {
+      for (const threads of [8, 32]) {
+        const best = {};
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const t of targets) {
+            const r = sysbench(test, t, threads);
+            if (!best[t.name] || r.tps > best[t.name].tps) best[t.name] = r;
+          }
+        }
+        rows.push({ test, threads, ...best });
+        const line = targets.map((t) => `${t.name} ${fmt(best[t.name].tps)} tps p95 ${fmt(best[t.name].p95, 2)} ms err ${best[t.name].errors}`).join(' | ');
+        console.log(`${test} ${threads} threads: ${line}`);
+      }
+    }
+    console.log('\n| test | threads | MariaDB tps (p95 ms) | haproxy tps (p95 ms) | mysql-edge tps (p95 ms) | edge/haproxy | edge/direct | haproxy/direct |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      const [d, h, e] = [r['MariaDB'], r['haproxy'], r['mysql-edge']];
+      console.log(
+        `| ${r.test} | ${r.threads} | ${fmt(d.tps)} (${fmt(d.p95, 2)}) | ${fmt(h.tps)} (${fmt(h.p95, 2)}) | ${fmt(e.tps)} (${fmt(e.p95, 2)}) | ${fmt(e.tps / h.tps, 2)}x | ${fmt(e.tps / d.tps, 2)}x | ${fmt(h.tps / d.tps, 2)}x |`,
+      );
+    }
+    const memory = await idleMemory(edge);
+    console.log(
+      `\nmysql-edge (${WORKERS} process${WORKERS > 1 ? 'es' : ''}) with ${IDLE} idle authenticated connections: RSS ${fmt(memory.before / 1048576, 1)} MiB -> ${fmt(memory.after / 1048576, 1)} MiB = ${fmt(memory.perConnection / 1024, 1)} KiB per connection`,
+    );
+  } finally {
+    haproxy?.kill('SIGTERM');
+    edge?.child.kill('SIGTERM');
+    await sleep(500);
+    await db.destroy();
+    await nats?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
