@@ -18,7 +18,11 @@ import { createRedisEdgeMetrics, publishCommandCounts, type RedisEdgeMetrics } f
 
 interface Closable {
   close(reason: string): void;
+  sweepIdle?(sweepMs: number): void;
 }
+
+/** How often idle command-mode clients are looked for. */
+const IDLE_SWEEP_MS = 1000;
 
 /** Where COMMAND INFO is read from: cluster seeds, or the configured backends (primaries first). */
 function tableSources(config: DeepReadonly<DbproxyConfig>): NodeEndpoint[] {
@@ -83,8 +87,12 @@ export const redisEdgeService: ServiceDefinition = {
     });
     if (ctx.local.redis.enabled && redis().mode === 'command') keepLoadingTable(ctx, edge, links, () => stopped);
     const publisher = startMetricsPublisher(links, m);
-
     const sessions = new Set<Closable>();
+    const idleSweep = setInterval(() => {
+      for (const session of sessions) session.sweepIdle?.(IDLE_SWEEP_MS);
+    }, IDLE_SWEEP_MS);
+    idleSweep.unref();
+
     const serve = (socket: Socket, listener: ListenerRole): void => {
       socket.setNoDelay(true);
       const session = redis().mode === 'command' ? new CommandSession(socket, listener, edge) : new ConnectionSession(socket, listener, connections);
@@ -117,6 +125,7 @@ export const redisEdgeService: ServiceDefinition = {
         unsubscribe();
         unwatch();
         clearInterval(publisher);
+        clearInterval(idleSweep);
         for (const session of sessions) session.close('shutdown');
         sessions.clear();
         links.close();

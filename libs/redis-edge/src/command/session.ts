@@ -50,6 +50,8 @@ export class CommandSession implements ReplySink, Flushable {
   subscriber: Subscriber | undefined;
   /** Closing after the replies owed so far (QUIT). */
   quitting = false;
+  /** Idle sweeps since the client last sent anything (a field write per read instead of a socket timer). */
+  idleSweeps = 0;
   private readonly input = new InputBuffer();
   private readonly scanner: CommandScanner;
   private readonly replicas: (EndpointRoute | undefined)[] = [];
@@ -72,8 +74,6 @@ export class CommandSession implements ReplySink, Flushable {
     socket.on('drain', () => this.drained());
     socket.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
     socket.once('close', () => this.close('client closed'));
-    socket.setTimeout(s.idleTimeoutMs);
-    socket.on('timeout', () => this.idle());
     edge.metrics.sessions.inc({ mode: 'command', listener });
   }
 
@@ -242,6 +242,7 @@ export class CommandSession implements ReplySink, Flushable {
 
   private received(chunk: Buffer): void {
     if (this.closed) return;
+    this.idleSweeps = 0;
     this.input.append(chunk, this.scanner.needBytes);
     this.pump();
   }
@@ -307,7 +308,9 @@ export class CommandSession implements ReplySink, Flushable {
     this.edge.flusher.schedule(this);
   }
 
-  private idle(): void {
+  /** Called every `sweepMs` by the service: closes a client silent for proxy.client_read_timeout_seconds (not while it waits for replies, blocks or listens). */
+  sweepIdle(sweepMs: number): void {
+    if (++this.idleSweeps * sweepMs < this.edge.settings.idleTimeoutMs) return;
     if (this.subscriber || this.leases.size > 0 || this.ring.outstanding > 0) return;
     this.close('idle for proxy.client_read_timeout_seconds');
   }

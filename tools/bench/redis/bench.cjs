@@ -1,0 +1,215 @@
+#!/usr/bin/env node
+// Redis benchmark: redis-benchmark GET and SET at -P 1 and -P 16 with 50 clients against Redis
+// directly, through twemproxy (nutcracker) and through redis-edge in connection mode and command
+// mode, in one run; then command mode against a direct 3-master Redis Cluster. Prints ops/s,
+// p50/p99 and the ratios. Never run by `npm test`.
+//
+// Usage: node tools/bench/redis/bench.cjs [--requests 200000] [--rounds 3] [--workers N] [--quick]
+// Starts its own Redis servers (libs/testing, from dist/), installs nutcracker with apt-get when
+// missing, runs the proxy as `./bin/dbproxy start topology redis-edge` (build first: npm run build).
+// Every cell runs --rounds times with the targets interleaved and the best run is kept: a shared
+// machine's load comes and goes.
+'use strict';
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { mkdtempSync, writeFileSync, rmSync } = require('node:fs');
+const { join } = require('node:path');
+const { tmpdir } = require('node:os');
+const net = require('node:net');
+
+const ROOT = join(__dirname, '..', '..', '..');
+const { startRedis, startRedisCluster, startNats, freePort } = require(join(ROOT, 'dist', 'libs', 'testing', 'src', 'index.js'));
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const QUICK = args.includes('--quick');
+const REQUESTS = Number(opt('requests', QUICK ? '50000' : '200000'));
+const ROUNDS = Number(opt('rounds', QUICK ? '1' : '3'));
+const CLIENTS = 50;
+const PIPELINES = [1, 16];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const children = [];
+
+function ensureNutcracker() {
+  const found = spawnSync('sh', ['-c', 'command -v nutcracker'], { encoding: 'utf8' });
+  if (found.status === 0) return found.stdout.trim();
+  console.log('installing nutcracker (apt-get)...');
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', 'nutcracker'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  return spawnSync('sh', ['-c', 'command -v nutcracker'], { encoding: 'utf8' }).stdout.trim();
+}
+
+function waitPort(port, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => {
+        s.destroy();
+        resolve();
+      });
+      s.on('error', () => (Date.now() > deadline ? reject(new Error(`port ${port} not open`)) : setTimeout(attempt, 100)));
+    };
+    attempt();
+  });
+}
+
+async function waitReady(adminPort, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`dbproxy on admin port ${adminPort} not ready`);
+    await sleep(200);
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid) {
+  if (!pid) return 0;
+  const fields = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+function run(command, argv, options = {}) {
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  children.push(child);
+  return { child, output: () => output };
+}
+
+async function startTwemproxy(dir, redisPort) {
+  const binary = ensureNutcracker();
+  const port = await freePort();
+  const conf = join(dir, 'nutcracker.yml');
+  writeFileSync(conf, `bench:\n  listen: 127.0.0.1:${port}\n  hash: fnv1a_64\n  distribution: ketama\n  redis: true\n  servers:\n   - 127.0.0.1:${redisPort}:1\n`);
+  const { child } = run(binary, ['-c', conf, '-s', String(await freePort())]);
+  await waitPort(port);
+  return { port, pid: child.pid };
+}
+
+/** A dbproxy process with topology and redis-edge; `natsUrl` (for worker processes) or the embedded bus. */
+async function startEdge(dir, name, redisToml, natsUrl) {
+  const [port, roPort, admin] = [await freePort(), await freePort(), await freePort()];
+  const conf = join(dir, `${name}.toml`);
+  const bus = natsUrl ? `[bus]\nnats_url = "${natsUrl}"\n` : '';
+  writeFileSync(
+    conf,
+    `${bus}[telemetry]\nlog_level = "warn"\n[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[mysql]\nenabled = false\n[postgres]\nenabled = false\n` +
+      `[redis]\nenabled = true\nread_write_listen = "127.0.0.1:${port}"\nread_only_listen = "127.0.0.1:${roPort}"\n${redisToml}\n`,
+  );
+  const proc = run(process.execPath, [join(ROOT, 'bin', 'dbproxy'), 'start', 'topology', 'redis-edge', '--config', conf], { cwd: ROOT });
+  await waitReady(admin).catch((err) => {
+    throw new Error(`${err.message}\n${proc.output()}`);
+  });
+  return { port, pid: proc.child.pid };
+}
+
+/** One redis-benchmark run: { GET: {rps, p50, p99, cpu}, SET: {...} }; cpu: the proxy's CPU µs per request over both tests. */
+async function benchmark(target, pipeline) {
+  const before = cpuSeconds(target.pid);
+  const rows = await redisBenchmark(target.port, pipeline, target.cluster);
+  const cpu = target.pid ? ((cpuSeconds(target.pid) - before) * 1e6) / (2 * REQUESTS) : NaN;
+  for (const row of Object.values(rows)) row.cpu = cpu;
+  return rows;
+}
+
+function redisBenchmark(port, pipeline, cluster) {
+  return new Promise((resolve) => {
+    const argv = ['-h', '127.0.0.1', '-p', String(port), '-c', String(CLIENTS), '-n', String(REQUESTS), '-P', String(pipeline), '-r', '100000', '-t', 'get,set', '--csv', ...(cluster ? ['--cluster'] : [])];
+    const { child, output } = run('redis-benchmark', argv);
+    child.on('close', () => {
+      const rows = {};
+      for (const line of output().split('\n')) {
+        const cells = line.split(',').map((c) => c.replace(/"/g, ''));
+        if (cells.length >= 7 && (cells[0] === 'GET' || cells[0] === 'SET')) rows[cells[0]] = { rps: Number(cells[1]), p50: Number(cells[4]), p99: Number(cells[6]) };
+      }
+      if (!rows.GET || !rows.SET) console.log(output().split('\n').slice(-6).join('\n'));
+      resolve(rows);
+    });
+  });
+}
+
+const pad = (v, n) => String(v).padStart(n);
+const ratio = (a, b) => (b ? (a / b).toFixed(2) + 'x' : '-');
+
+function report(title, targets, results, baselines) {
+  console.log(`\n${title}`);
+  console.log(`${'target'.padEnd(26)} ${pad('-P', 3)} ${pad('test', 4)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)}  ${baselines.map((b) => `vs ${b}`.padStart(14)).join(' ')}`);
+  for (const P of PIPELINES) {
+    for (const test of ['GET', 'SET']) {
+      for (const t of targets) {
+        const r = results[t.name][P][test];
+        if (!r) continue;
+        const vs = baselines.map((b) => pad(ratio(r.rps, results[b][P][test]?.rps), 14)).join(' ');
+        const cpu = Number.isFinite(r.cpu) ? r.cpu.toFixed(2) : '-';
+        console.log(`${t.name.padEnd(26)} ${pad(P, 3)} ${pad(test, 4)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)}  ${vs}`);
+      }
+    }
+  }
+}
+
+async function measure(targets) {
+  const results = Object.fromEntries(targets.map((t) => [t.name, Object.fromEntries(PIPELINES.map((P) => [P, {}]))]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const P of PIPELINES) {
+      for (const t of targets) {
+        const rows = await benchmark(t, P);
+        for (const test of ['GET', 'SET']) {
+          const best = results[t.name][P][test];
+          if (rows[test] && (!best || rows[test].rps > best.rps)) results[t.name][P][test] = rows[test];
+        }
+      }
+    }
+  }
+  return results;
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'redis-bench-'));
+  const [single, cluster, nats] = await Promise.all([startRedis({ replicas: 0 }), startRedisCluster({ masters: 3 }), startNats()]);
+  try {
+    await cluster.waitForClusterOk();
+    const backend = `[[redis_backends]]\nname = "r1"\naddress = "127.0.0.1:${single.primary.port}"\nrole = "primary"\n`;
+    const twemproxy = await startTwemproxy(dir, single.primary.port);
+    const connectionMode = await startEdge(dir, 'connection', `mode = "connection"\n${backend}`);
+    const commandMode = await startEdge(dir, 'command', `mode = "command"\n${backend}`);
+    // The edge's default: one worker process per CPU (workers run over NATS; the primary accepts and hands sockets over).
+    const workers = Number(opt('workers', String(require('node:os').availableParallelism())));
+    const commandWorkers = await startEdge(dir, 'command-workers', `mode = "command"\nworkers = ${workers}\n${backend}`, nats.url);
+    const seeds = cluster.masters.map((m) => `"127.0.0.1:${m.port}"`).join(', ');
+    const clusterMode = await startEdge(dir, 'cluster', `mode = "command"\n[redis.cluster]\nenabled = true\nseeds = [${seeds}]`);
+    console.log(`redis-benchmark -c ${CLIENTS} -n ${REQUESTS} -r 100000, best of ${ROUNDS} interleaved round(s); load average ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    const standalone = [
+      { name: 'redis direct', port: single.primary.port },
+      { name: 'twemproxy', ...twemproxy },
+      { name: 'redis-edge connection', ...connectionMode },
+      { name: 'redis-edge command', ...commandMode },
+      { name: `redis-edge command ×${workers}w`, ...commandWorkers, pid: undefined },
+    ];
+    const clustered = [
+      { name: 'cluster direct', port: cluster.masters[0].port, cluster: true },
+      { name: 'redis-edge command/cluster', ...clusterMode },
+    ];
+    const results = await measure([...standalone, ...clustered]);
+    report('Standalone Redis', standalone, results, ['redis direct', 'twemproxy']);
+    report('3-master Redis Cluster', clustered, results, ['cluster direct']);
+    console.log(`\nload average after: ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await Promise.allSettled([single.destroy(), cluster.destroy(), nats.destroy()]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  process.exit(1);
+});
