@@ -1,6 +1,7 @@
 // Blocking commands (BLPOP, BRPOP, BLMOVE, BZPOPMIN, XREAD BLOCK, WAIT, ...) on leased dedicated
 // connections: the lease returns to the node's idle set when the reply arrives, and the
 // connection is closed when the client abandons the command (so the server cancels the block).
+import type { Span } from '@opentelemetry/api';
 import type { CommandBatch, Redirect } from '@dbproxy/resp';
 import { RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -21,12 +22,15 @@ const ASKING = Buffer.from('*1\r\n$6\r\nASKING\r\n');
 
 /** One leased connection running one blocking command for `inner` (the session, or a fan-out part). */
 export class LeaseSink implements ReplySink {
+  private readonly span: Span;
+
   constructor(
     private readonly s: CommandSession,
     private readonly link: BackendLink,
     private readonly inner: ReplySink,
   ) {
     s.leases.add(this);
+    this.span = s.edge.tracer.startSpan('redis.blocking', { attributes: { 'db.system': 'redis', 'server.address': link.endpoint.address, 'dbproxy.backend': link.endpoint.name } });
   }
 
   deliver(seq: number, part: number, buf: Buffer, start: number, end: number): void {
@@ -55,12 +59,15 @@ export class LeaseSink implements ReplySink {
   /** The client went away while the command blocked: close the connection so the server stops waiting. */
   abandon(): void {
     if (!this.s.leases.delete(this)) return;
+    this.span.addEvent('abandoned by the client');
+    this.span.end();
     this.s.edge.metrics.leaseEvents.inc({ event: 'abandoned' });
     this.link.close(RedisEdgeErrors.backendLost(this.link.endpoint.address, 'client abandoned a blocking command'), 'abandoned');
   }
 
   private end(reusable: boolean): void {
     if (!this.s.leases.delete(this)) return;
+    this.span.end();
     this.s.edge.links.release(this.link, reusable && isDefaultState(this.s.state));
   }
 }

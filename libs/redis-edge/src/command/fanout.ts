@@ -1,6 +1,7 @@
 // Commands over several shards: multi-key commands split per shard (per slot on a cluster) and
 // keyless cluster-wide commands sent to every shard, their replies merged by COMMAND INFO's
 // response policy. Cross-shard writes run only with redis.cross_shard_writes, never atomically.
+import type { Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -18,6 +19,7 @@ import type { CommandSession } from './session';
 export class Fanout implements ReplySink {
   private readonly replies: Buffer[];
   private left: number;
+  private readonly span: Span;
 
   constructor(
     private readonly session: CommandSession,
@@ -25,14 +27,18 @@ export class Fanout implements ReplySink {
     parts: number,
     private readonly keyOrder?: readonly (readonly number[])[],
     private readonly keyCount = 0,
+    command = '',
   ) {
     this.replies = new Array<Buffer>(parts);
     this.left = parts;
+    this.span = session.edge.tracer.startSpan('redis.fanout', { attributes: { 'db.system': 'redis', 'db.operation': command, 'dbproxy.merge': MERGE_NAMES[merge], 'dbproxy.parts': parts } });
   }
 
   deliver(seq: number, part: number, buf: Buffer, start: number, end: number): void {
     this.replies[part] = buf.subarray(start, end);
-    if (--this.left === 0) this.session.complete(seq, mergeReplies(this.merge, this.replies, this.keyOrder, this.keyCount));
+    if (--this.left > 0) return;
+    this.span.end();
+    this.session.complete(seq, mergeReplies(this.merge, this.replies, this.keyOrder, this.keyCount));
   }
 
   fail(seq: number, part: number, err: Error): void {
@@ -93,7 +99,7 @@ export function splitByGroup(s: CommandSession, batch: CommandBatch, i: number, 
   const suffix = batch.args(i).slice(keys.positions[keys.count - 1] + step, argc);
   const frames = members.map((ks) => encodeCommand([...prefix, ...ks.flatMap((k) => batch.args(i).slice(keys.positions[k], keys.positions[k] + step)), ...suffix]));
   const merge = spec.requestPolicy === RequestPolicy.MultiShard ? (RESPONSE_MERGE[spec.responsePolicy] ?? Merge.KeyOrder) : Merge.AllSucceeded;
-  sendParts(s, spec, new Fanout(s, merge, frames.length, members, keys.count), merge, targets as EndpointRoute[], frames);
+  sendParts(s, spec, new Fanout(s, merge, frames.length, members, keys.count, spec.display), merge, targets as EndpointRoute[], frames);
 }
 
 /** A keyless command with request_policy all_shards / all_nodes (DBSIZE, KEYS, FLUSHALL, SCRIPT LOAD, ...). */
@@ -103,5 +109,5 @@ export function fanOutAll(s: CommandSession, batch: CommandBatch, i: number, spe
   const unique = [...new Set(targets as EndpointRoute[])];
   const merge = RESPONSE_MERGE[spec.responsePolicy] ?? Merge.Collect;
   const frame = batch.buffer.subarray(batch.frameStart[i], batch.frameEnd[i]);
-  sendParts(s, spec, new Fanout(s, merge, unique.length), merge, unique, [frame]);
+  sendParts(s, spec, new Fanout(s, merge, unique.length, undefined, 0, spec.display), merge, unique, [frame]);
 }

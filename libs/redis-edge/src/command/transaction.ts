@@ -1,6 +1,7 @@
 // MULTI/EXEC and WATCH when every key is in one slot or shard: commands are checked and queued
 // by the proxy (+QUEUED), then MULTI ... EXEC goes to that node in one write (retried whole on
 // MOVED/ASK/TRYAGAIN unless a WATCH pins it). WATCH runs on the session's own connection.
+import type { Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -89,6 +90,7 @@ export class TransactionQueue {
 
 /** MULTI, the queued commands and EXEC on one connection; the client sees only EXEC's reply. */
 class TransactionRun implements ReplySink {
+  private readonly span: Span;
   private redirected: Redirect | undefined;
   private redirectedBy: BackendLink | undefined;
   private attempts = 0;
@@ -99,9 +101,12 @@ class TransactionRun implements ReplySink {
     private readonly frames: readonly Buffer[],
     private route: EndpointRoute,
     private readonly pinned: BackendLink | undefined,
-  ) {}
+  ) {
+    this.span = s.edge.tracer.startSpan('redis.exec', { attributes: { 'db.system': 'redis', 'db.operation': 'EXEC', 'dbproxy.commands': frames.length, 'dbproxy.watched': pinned !== undefined } });
+  }
 
   start(seq: number, asking: boolean): void {
+    this.span.setAttribute('server.address', this.route.endpoint.address);
     const link = this.pinned ?? this.s.linkFor(this.route);
     const flags = this.s.edge.routes.cluster && !this.pinned ? SendFlag.Redirectable : 0;
     if (asking) link.send(this, seq, -2, SendFlag.Skip, 0, ASKING, 0, ASKING.length);
@@ -115,6 +120,7 @@ class TransactionRun implements ReplySink {
     const redirect = this.redirected;
     if (redirect && this.attempts < MAX_REDIRECTS && !this.s.closed) return this.retry(seq, redirect);
     this.done = true;
+    this.span.end();
     if (redirect) return this.s.complete(seq, errorReply(RedisEdgeErrors.transactionMoved()));
     this.s.deliver(seq, -1, buf, start, end);
   }
@@ -122,6 +128,8 @@ class TransactionRun implements ReplySink {
   fail(seq: number, _part: number, err: Error): void {
     if (this.done) return;
     this.done = true;
+    this.span.recordException(err);
+    this.span.end();
     this.s.complete(seq, errorReply(err));
   }
 
@@ -135,6 +143,7 @@ class TransactionRun implements ReplySink {
 
   private retry(seq: number, redirect: Redirect): void {
     this.attempts++;
+    this.span.addEvent(`retry after ${redirect.kind}`);
     this.redirected = undefined;
     const via = this.redirectedBy as BackendLink;
     if (redirect.kind === 'moved') this.route = this.s.edge.noteMoved(redirect.slot, addressOf(redirect, via));
