@@ -6,6 +6,7 @@ import type { Sha2DigestCache } from '@dbproxy/protocol-mysql';
 import type { BackendConnectionState } from './backend/backend-connection';
 import type { BackendPools } from './backend/backend-pools';
 import type { CollationCatalog } from './backend/collations';
+import type { ParkedLeases } from './backend/parked-leases';
 import type { StatementCatalog } from './backend/statement-catalog';
 import type { EdgeEpoch } from './epoch';
 import type { FrontendTls } from './frontend/frontend-tls';
@@ -34,6 +35,8 @@ export interface EdgeContext {
   /** The epoch new sessions (and unpinned sessions at their next statement) take. */
   epoch(): EdgeEpoch;
   readonly pools: BackendPools;
+  /** Clean connections sessions keep between statements. */
+  readonly parked: ParkedLeases;
   readonly catalog: StatementCatalog;
   readonly collations: CollationCatalog;
   readonly tls: FrontendTls;

@@ -6,11 +6,12 @@ import type { Tracer } from '@opentelemetry/api';
 import type { ConfigSnapshot } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import type { RejectReason, ServiceContext } from '@dbproxy/runtime';
-import type { TopologyClient } from '@dbproxy/topology-client';
+import type { TopologyClient, TopologyView } from '@dbproxy/topology-client';
 import { BoundedLru } from '@dbproxy/util';
 import { BACKEND_MOVES, BACKEND_STATES, type BackendConnectionState } from './backend/backend-connection';
 import { BackendPools } from './backend/backend-pools';
 import { CollationCatalog } from './backend/collations';
+import { ParkedLeases } from './backend/parked-leases';
 import { StatementCatalog } from './backend/statement-catalog';
 import { SESSION_MOVES, SESSION_STATES, type CoarseClock, type EdgeContext, type SessionState } from './edge-context';
 import { buildEpoch, type EdgeEpoch } from './epoch';
@@ -39,6 +40,7 @@ export class MysqlEdge implements EdgeContext {
   private current: EdgeEpoch;
   readonly pools: BackendPools;
   readonly catalog = new StatementCatalog();
+  readonly parked = new ParkedLeases();
   readonly collations = new CollationCatalog();
   readonly tls: FrontendTls;
   rsa: RsaKeys | undefined;
@@ -96,7 +98,13 @@ export class MysqlEdge implements EdgeContext {
   /** A new configuration epoch: new sessions (and unpinned ones at their next statement) use it. */
   applyConfig(snapshot: ConfigSnapshot): void {
     this.current = buildEpoch(snapshot, () => this.topology.current(), this.current);
+    this.parked.giveBackAll();
     this.pools.configure(this.current, this.current.config.proxy.shutdown_timeout_seconds * 1000);
+  }
+
+  /** Drain actions and DNS pins: the backend's connections close as they come back, parked ones at once. */
+  onTopology(next: TopologyView, previous: TopologyView): void {
+    for (const backend of this.pools.onTopology(next, previous)) this.parked.giveBackAll(backend);
   }
 
   accept(socket: Socket, listener: ListenerRole): void {
@@ -121,13 +129,17 @@ export class MysqlEdge implements EdgeContext {
   }
 
   private sweep(): void {
+    const previous = this.clock.now;
     const now = (this.clock.now = Date.now());
     for (const session of this.sessions) session.checkDeadline(now);
+    // connections parked since before the previous sweep were not used for at least one interval
+    this.parked.sweep(previous);
   }
 
   /** Stop taking work: idle sessions close now, busy ones after their command, pinned ones when their pin ends or at the deadline. */
   async drain(deadline: number): Promise<void> {
     this.draining = true;
+    this.parked.sweep(Number.POSITIVE_INFINITY);
     for (const session of this.sessions) if (session.state === 'ready' && !session.pinned) session.close('draining', true);
     while (this.sessions.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -23,7 +23,7 @@ export const mysqlEdgeService: ServiceDefinition = {
     const edge = new MysqlEdge(ctx, topology, processCount(ctx.local));
     await edge.start();
     const unsubscribe = ctx.config.onChange((next) => edge.applyConfig(next));
-    const unwatch = topology.onChange((next, previous) => edge.pools.onTopology(next, previous));
+    const unwatch = topology.onChange((next, previous) => edge.onTopology(next, previous));
     await topology.start();
     const mysql = ctx.local.mysql;
     if (mysql.enabled) {

@@ -8,7 +8,6 @@ import {
   PacketFramer,
   ResponseTracker,
   ServerStatus,
-  WireBatch,
   hasFlag,
   type MysqlPacket,
   type ResponseSummary,
@@ -60,6 +59,7 @@ export class BackendConnection {
   readonly threadId: number;
   readonly capabilities: number;
   readonly serverVersion: string;
+  private readonly openedAt = Date.now();
   /** Character-set state applied on the server (see collationKey). */
   charsetKey = collationKey(BACKEND_COLLATION);
   /** Default schema on the server; null for none. */
@@ -71,7 +71,12 @@ export class BackendConnection {
   private readonly socket: Socket;
   private readonly framer: PacketFramer;
   private readonly tracker: ResponseTracker;
-  private readonly batch = new WireBatch();
+  /** The socket chunk being framed, and the run of forwarded bytes in it [runStart, runEnd). */
+  private chunk: Buffer | null = null;
+  private runStart = -1;
+  private runEnd = -1;
+  /** Forwarded bytes of this chunk, handed to the borrower in one call (reused array). */
+  private readonly out: Buffer[] = [];
   private sink: ResponseSink | null = null;
   // Outstanding responses, in order: command byte, mode and caller's tag.
   private readonly commands: number[] = [];
@@ -107,6 +112,11 @@ export class BackendConnection {
   /** False once the socket closed or a protocol error was seen: never lend it again. */
   get alive(): boolean {
     return this.state !== 'closed';
+  }
+
+  /** Milliseconds since the connection opened. */
+  age(): number {
+    return Date.now() - this.openedAt;
   }
 
   get outstanding(): number {
@@ -215,14 +225,15 @@ export class BackendConnection {
   }
 
   private onData(chunk: Buffer): void {
+    this.chunk = chunk;
     try {
       this.framer.feed(chunk, this.onPacket);
     } catch (err) {
-      this.flushBatch();
+      this.flushOut();
       this.fail(err instanceof DbproxyError && err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? err : MysqlEdgeErrors.backendProtocol(this.backend, errorMessage(err)));
       return;
     }
-    this.flushBatch();
+    this.flushOut();
     const sink = this.sink;
     const done = this.doneTags.length;
     if (done === 0 || sink === null) return;
@@ -231,8 +242,39 @@ export class BackendConnection {
     this.doneSummaries.length = 0;
   }
 
-  private flushBatch(): void {
-    if (this.batch.byteLength > 0) this.sink?.deliver(this.batch.take());
+  /** Hands the forwarded bytes of this chunk over: the chunk itself when it was all forwarded. */
+  private flushOut(): void {
+    this.closeRun();
+    this.chunk = null;
+    const out = this.out;
+    if (out.length === 0) return;
+    this.sink?.deliver(out);
+    out.length = 0;
+  }
+
+  /** Forwards a packet: extends the run when it follows the last one in the same chunk (no allocation). */
+  private forward(wire: Buffer): void {
+    const chunk = this.chunk;
+    if (chunk !== null && wire.buffer === chunk.buffer) {
+      const start = wire.byteOffset - chunk.byteOffset;
+      if (start === this.runEnd) {
+        this.runEnd += wire.length;
+        return;
+      }
+      this.closeRun();
+      this.runStart = start;
+      this.runEnd = start + wire.length;
+      return;
+    }
+    this.closeRun();
+    this.out.push(wire); // assembled from several chunks
+  }
+
+  private closeRun(): void {
+    if (this.runStart < 0) return;
+    const chunk = this.chunk as Buffer;
+    this.out.push(this.runStart === 0 && this.runEnd === chunk.length ? chunk : chunk.subarray(this.runStart, this.runEnd));
+    this.runStart = this.runEnd = -1;
   }
 
   private handlePacket(packet: MysqlPacket): void {
@@ -248,7 +290,7 @@ export class BackendConnection {
       if (step.role === 'prepare-ok' && this.rewriteStatementId >= 0) packet.wire.writeUInt32LE(this.rewriteStatementId, 5);
       if (step.role === 'local-infile') this.refuseLocalInfile(packet);
       else {
-        this.batch.push(packet.wire);
+        this.forward(packet.wire);
         this.lastSeq = packet.lastSequenceId;
       }
       if (tracker.summary.limitExceeded !== null) throw MysqlEdgeErrors.resultTooLarge(this.options.maxResultBytes);

@@ -138,13 +138,17 @@ export class BackendPools {
     for (const pool of this.pools.values()) if (pool.backend === backend) pool.retire(reason);
   }
 
-  /** Retires the pools of backends that started draining or moved (DNS pin) in this snapshot. */
-  onTopology(next: TopologyView, previous: TopologyView): void {
+  /** Retires the pools of backends that started draining or moved (DNS pin) in this snapshot; returns their names. */
+  onTopology(next: TopologyView, previous: TopologyView): string[] {
+    const retired: string[] = [];
     for (const state of next.backends()) {
       const before = previous.backend(state.name);
-      if (state.draining && !before?.draining) this.retire(state.name, 'drain');
-      else if (before && before.connectAddress !== state.connectAddress) this.retire(state.name, 'dns-pin');
+      const reason = state.draining && !before?.draining ? 'drain' : before && before.connectAddress !== state.connectAddress ? 'dns-pin' : null;
+      if (reason === null) continue;
+      this.retire(state.name, reason);
+      retired.push(state.name);
     }
+    return retired;
   }
 
   stats(): PoolStats[] {

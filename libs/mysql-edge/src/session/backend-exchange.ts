@@ -4,6 +4,7 @@
 // connection is now: released (reset if needed), pinned, or lost.
 import type { Span } from '@opentelemetry/api';
 import type { Lease } from '@dbproxy/pool';
+import type { ConnectionPool, ParkedHolder } from '../backend/parked-leases';
 import { Command, ServerStatus, hasFlag, type ErrPacket, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { Classification } from '@dbproxy/sql';
 import { DbproxyError } from '@dbproxy/util';
@@ -41,7 +42,7 @@ const TAG_CHARSET = 3;
 const TAG_PREPARE = 4;
 const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
 
-export class BackendExchange implements ResponseSink {
+export class BackendExchange implements ResponseSink, ParkedHolder {
   private lease: Lease<BackendConnection> | null = null;
   private conn: BackendConnection | null = null;
   /** Why the session holds its connection across statements; null when it borrows per statement. */
@@ -65,6 +66,9 @@ export class BackendExchange implements ResponseSink {
   private waiter: AbortController | null = null;
   private span: Span | null = null;
   private readonly parts: Buffer[] = [];
+  /** The pool of the clean connection kept between statements (see ParkedLeases); null when none. */
+  private parkedPool: ConnectionPool | null = null;
+  parkedAt = 0;
   private readonly pressureOf = (backend: string): number => this.owner.edge.pools.pressure(backend, this.owner.profile);
 
   constructor(private readonly owner: ExchangeOwner) {}
@@ -99,8 +103,16 @@ export class BackendExchange implements ResponseSink {
     this.role = backend.role === 'replica' ? 'replica' : 'primary';
     const pool = edge.pools.pool(backend.name, owner.profile);
     if (pool === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
+    if (this.parkedPool !== null) {
+      if (this.parkedPool === pool && (this.conn as BackendConnection).alive) {
+        edge.parked.unpark(pool, this);
+        this.parkedPool = null;
+        return this.begin();
+      }
+      this.giveBack('parked-elsewhere');
+    }
     const reserved = plan.reserved && backend.role === 'primary';
-    const lease = pool.tryAcquire(reserved ? RESERVED : ORDINARY);
+    const lease = pool.tryAcquire(reserved ? RESERVED : ORDINARY) ?? edge.parked.steal(pool, this);
     if (lease !== undefined) {
       this.lease = lease;
       this.conn = lease.connection;
@@ -281,14 +293,45 @@ export class BackendExchange implements ResponseSink {
     if (this.packet === null) this.release(true, 'unpinned');
   }
 
-  /** Ends the command: the connection goes back unless pinned; the session is told. */
+  /** Ends the command: the connection is kept (pinned or parked) or goes back; the session is told. */
   private finish(fatal: boolean, closeReason: string | null): void {
     this.packet = null;
     this.span?.end();
     this.span = null;
     if (closeReason !== null) this.release(false, closeReason);
-    else if (this.pin === null) this.release(true, 'released');
+    else if (this.pin === null && !this.park()) this.release(true, 'released');
     this.owner.commandDone(fatal);
+  }
+
+  /** Keeps a clean connection for this session's next statement, when its pool is not short of connections. */
+  private park(): boolean {
+    const lease = this.lease;
+    const conn = this.conn;
+    const edge = this.owner.edge;
+    if (lease === null || conn === null || lease.reserved || conn.dirty || !conn.alive || edge.draining) return false;
+    const pool = lease.pool;
+    if (!pool.isOpen || pool.pressure() >= 1 || conn.age() > pool.options.maxLifetimeMs) return false;
+    conn.detach('parked');
+    this.parkedPool = pool;
+    this.parkedAt = edge.clock.now;
+    edge.parked.park(pool, this);
+    return true;
+  }
+
+  surrender(): Lease<BackendConnection> | null {
+    const lease = this.lease;
+    this.parkedPool = null;
+    this.lease = null;
+    this.conn = null;
+    return lease;
+  }
+
+  giveBack(reason: string): void {
+    const pool = this.parkedPool;
+    if (pool === null) return;
+    this.owner.edge.parked.unpark(pool, this);
+    this.parkedPool = null;
+    this.release(true, reason);
   }
 
   private release(reusable: boolean, reason: string): void {
@@ -339,6 +382,7 @@ export class BackendExchange implements ResponseSink {
 
   /** The client went away: an unfinished response makes the connection unusable. */
   close(): void {
+    this.giveBack('session-end');
     if (this.waiter) this.waiter.abort(new Error('client disconnected'));
     this.waiter = null;
     const busy = this.packet !== null && this.conn !== null && this.conn.outstanding > 0;

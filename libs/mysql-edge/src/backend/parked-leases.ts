@@ -1,0 +1,69 @@
+// Clean backend connections a session keeps between its statements. Giving a connection back to
+// the pool after every statement and borrowing one again for the next costs a round of pool
+// bookkeeping per query; instead a session parks a clean connection (nothing to reset) and reuses
+// it when its next statement goes to the same pool. Parking never holds capacity against others:
+// a session that finds no idle connection takes a parked one from another session, the deadline
+// sweep returns connections parked for over a second, and nothing is parked when the pool is full.
+import type { BackendPool, Lease } from '@dbproxy/pool';
+import type { BackendConnection } from './backend-connection';
+
+export type ConnectionPool = BackendPool<BackendConnection>;
+
+/** A session's side of a parked connection. */
+export interface ParkedHolder {
+  /** When it was parked (coarse clock ms). */
+  readonly parkedAt: number;
+  /** Hands the lease over to another session (the holder forgets it). */
+  surrender(): Lease<BackendConnection> | null;
+  /** Gives the lease back to its pool. */
+  giveBack(reason: string): void;
+}
+
+export class ParkedLeases {
+  private readonly byPool = new Map<ConnectionPool, Set<ParkedHolder>>();
+
+  park(pool: ConnectionPool, holder: ParkedHolder): void {
+    let holders = this.byPool.get(pool);
+    if (holders === undefined) this.byPool.set(pool, (holders = new Set()));
+    holders.add(holder);
+  }
+
+  unpark(pool: ConnectionPool, holder: ParkedHolder): void {
+    this.byPool.get(pool)?.delete(holder);
+  }
+
+  /** A connection parked by another session on `pool`, taken over. */
+  steal(pool: ConnectionPool, taker: ParkedHolder): Lease<BackendConnection> | undefined {
+    const holders = this.byPool.get(pool);
+    if (holders === undefined || holders.size === 0) return undefined;
+    for (const holder of holders) {
+      if (holder === taker) continue;
+      holders.delete(holder);
+      const lease = holder.surrender();
+      if (lease !== null && !lease.released) return lease;
+    }
+    return undefined;
+  }
+
+  /** Returns every connection parked on `backend`'s pools (drain actions, DNS pins, new epochs). */
+  giveBackAll(backend?: string): void {
+    for (const [pool, holders] of this.byPool) {
+      if (backend !== undefined && pool.backend !== backend) continue;
+      for (const holder of holders) holder.giveBack('retired');
+    }
+  }
+
+  /** Returns connections parked before `before` to their pools. */
+  sweep(before: number): void {
+    for (const holders of this.byPool.values()) {
+      for (const holder of holders) if (holder.parkedAt < before) holder.giveBack('parked-idle');
+    }
+  }
+
+  /** Connections parked right now, per pool backend (for metrics). */
+  counts(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [pool, holders] of this.byPool) out.set(pool.backend, (out.get(pool.backend) ?? 0) + holders.size);
+    return out;
+  }
+}
