@@ -49,7 +49,6 @@ export const RedisEdgeErrors = {
   watchLost: createError<[string]>('DBP_ERR_REDISEDGE_WATCH_LOST', 'the connection holding this WATCH to %s was lost: the transaction is aborted'),
   commandTable: createError<[string, string]>('DBP_ERR_REDISEDGE_COMMAND_TABLE', 'cannot read COMMAND INFO/DOCS from %s: %s'),
   loading: createError('DBP_ERR_REDISEDGE_LOADING', 'dbproxy is still reading the command table from the backends'),
-  queryBufferLimit: createError<[number, number]>('DBP_ERR_REDISEDGE_QUERY_BUFFER_LIMIT', 'unread input of %d bytes exceeds redis.query_buffer_limit_bytes = %d'),
 } as const;
 
 /** Error reply prefixes (the first word a client parses), by error code; ERR otherwise. */

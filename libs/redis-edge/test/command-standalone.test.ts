@@ -1,4 +1,4 @@
-// Command mode over two standalone shards (hash map; shard a has a replica): replies equal a
+// Command mode over two standalone shards (hash map; each with a replica): replies equal a
 // direct connection's, multi-key commands split and merge, cluster-wide commands, connection
 // state, transactions, pub/sub, blocking commands, the read-only listener and backpressure.
 import { Redis } from 'ioredis';
@@ -18,7 +18,7 @@ describe('command mode over two standalone shards', () => {
   const node = (port: number) => new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 0 });
 
   beforeAll(async () => {
-    [a, b, direct] = await Promise.all([startRedis({ replicas: 1 }), startRedis({ replicas: 0 }), startRedis({ replicas: 0 })]);
+    [a, b, direct] = await Promise.all([startRedis({ replicas: 1 }), startRedis({ replicas: 1 }), startRedis({ replicas: 0 })]);
     edge = await startEdge({
       mode: 'command',
       redis: 'cross_shard_writes = true',
@@ -27,6 +27,7 @@ describe('command mode over two standalone shards', () => {
         { name: 'a1', port: a.primary.port, role: 'primary', shard: 'a' },
         { name: 'a2', port: a.replicas[0].port, role: 'replica', shard: 'a' },
         { name: 'b1', port: b.primary.port, role: 'primary', shard: 'b' },
+        { name: 'b2', port: b.replicas[0].port, role: 'replica', shard: 'b' },
       ],
     });
   });
@@ -203,6 +204,17 @@ describe('command mode over two standalone shards', () => {
     await waitFor(async () => (await edge.metric('dbproxy_redis_blocking_lease_events_total', { event: 'abandoned' })) >= 1, { timeoutMs: 5_000 });
     const open = await edge.metric('dbproxy_redis_blocking_leases');
     expect(open).toBeLessThanOrEqual(1); // the returned lease of the first BLPOP may stay idle for reuse
+  });
+
+  it('answers WAIT with the replicas that acknowledged the session\'s writes', async () => {
+    const c = edge.client();
+    await c.set('wait:k', 'v');
+    // every shard has one replica: WAIT 1 is met on each, the answer is the smallest (agg_min)
+    expect(await c.call('WAIT', '1', '2000')).toBe(1);
+    const raw = await RawClient.open(edge.rwPort);
+    raw.send(['SET', '{wait}a', '1'], ['WAIT', '2', '100'], ['GET', '{wait}a']);
+    expect(await raw.texts(3)).toEqual(['OK', 1, '1']);
+    raw.close();
   });
 
   it('refuses writes, scripts that may write and unknown commands on the read-only listener before routing', async () => {

@@ -2,7 +2,7 @@
 // connections: the lease returns to the node's idle set when the reply arrives, and the
 // connection is closed when the client abandons the command (so the server cancels the block).
 import type { Span } from '@opentelemetry/api';
-import type { CommandBatch, Redirect } from '@dbproxy/resp';
+import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { isDefaultState } from '../io/endpoint';
@@ -19,6 +19,12 @@ import { UNMAPPED } from './route-table';
 import type { CommandSession } from './session';
 
 const ASKING = Buffer.from('*1\r\n$6\r\nASKING\r\n');
+/**
+ * Before WAIT on a fresh leased connection: Redis measures WAIT against the connection's own write
+ * offset, so the lease first runs a command that is replicated (PUBLISH is, on a server outside a
+ * cluster), which brings that offset up to everything the server had applied.
+ */
+const WAIT_PRELUDE = encodeCommand(['PUBLISH', '__dbproxy__:wait', '']);
 
 /** One leased connection running one blocking command for `inner` (the session, or a fan-out part). */
 export class LeaseSink implements ReplySink {
@@ -72,13 +78,14 @@ export class LeaseSink implements ReplySink {
   }
 }
 
-function leaseAndSend(s: CommandSession, route: EndpointRoute, inner: ReplySink, seq: number, part: number, buf: Buffer, start: number, end: number, flags: number, attempt: number, asking: boolean): void {
+function leaseAndSend(s: CommandSession, route: EndpointRoute, inner: ReplySink, seq: number, part: number, buf: Buffer, start: number, end: number, flags: number, attempt: number, asking: boolean, prelude?: Buffer): void {
   const link = s.edge.links.lease(route.endpoint, s.state);
   if (link instanceof Error) {
     s.edge.metrics.rejected.inc({ reason: 'leases_exhausted', listener: s.listener });
     return inner.fail(seq, part, link);
   }
   const sink = new LeaseSink(s, link, inner);
+  if (prelude) link.send(sink, 0, -1, SendFlag.Skip, 0, prelude, 0, prelude.length);
   if (asking) link.send(sink, 0, -1, SendFlag.Skip, 0, ASKING, 0, ASKING.length);
   link.send(sink, seq, part, asking ? flags | SendFlag.Asked : flags & ~SendFlag.Asked, attempt, buf, start, end);
 }
@@ -89,10 +96,10 @@ export function blockingCommand(s: CommandSession, batch: CommandBatch, i: numbe
   const start = batch.frameStart[i];
   const end = batch.frameEnd[i];
   let route: EndpointRoute | undefined;
+  spec.keys.find(batch, i, s.keys);
+  if (s.keys.count === 0) return blockEverywhere(s, batch, i, spec);
   if (routes.single) route = s.homeRoute();
   else {
-    spec.keys.find(batch, i, s.keys);
-    if (s.keys.count === 0) return blockEverywhere(s, batch, i, spec);
     const group = groupOfKeys(s, batch, i);
     if (group === MIXED) return s.replyError(RedisEdgeErrors.crossSlot(routes.cluster ? 'slot' : 'shard'), 'cross_slot');
     if (group === UNMAPPED) return s.replyError(RedisEdgeErrors.keyUnmapped(), 'unmapped_key');
@@ -103,15 +110,20 @@ export function blockingCommand(s: CommandSession, batch: CommandBatch, i: numbe
   leaseAndSend(s, route, s, s.ring.reserve(), -1, batch.buffer, start, end, flags, 0, false);
 }
 
-/** A keyless blocking command (WAIT): on every shard's node, the smallest answer wins (response_policy agg_min). */
+/**
+ * A keyless blocking command (WAIT, WAITAOF): once the session's earlier commands are answered, on
+ * every shard's node; the smallest answer wins (response_policy agg_min).
+ */
 function blockEverywhere(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+  if (s.ring.outstanding > 0) return s.retryAfterDrain();
   const targets = [...new Set(s.allShards())];
+  const prelude = spec.name === 'wait' || spec.name === 'waitaof' ? WAIT_PRELUDE : undefined;
   if (targets.some((t) => t === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the cluster'));
   const merge = spec.responsePolicy === ResponsePolicy.AggMax ? Merge.Max : spec.responsePolicy === ResponsePolicy.AggSum ? Merge.Sum : Merge.Min;
   const seq = s.ring.reserve();
   const sink: ReplySink = targets.length === 1 ? s : new Fanout(s, merge, targets.length);
   targets.forEach((route, p) => {
     countCommand(route as EndpointRoute, spec);
-    leaseAndSend(s, route as EndpointRoute, sink, seq, targets.length === 1 ? -1 : p, batch.buffer, batch.frameStart[i], batch.frameEnd[i], 0, 0, false);
+    leaseAndSend(s, route as EndpointRoute, sink, seq, targets.length === 1 ? -1 : p, batch.buffer, batch.frameStart[i], batch.frameEnd[i], 0, 0, false, prelude);
   });
 }

@@ -1,0 +1,50 @@
+// Queued ranges merge when they continue each other; one write per flush.
+import { createServer, connect, type Socket } from 'node:net';
+import { OutputQueue } from './output-queue';
+
+describe('output queue', () => {
+  it('merges adjacent ranges of one buffer into a single view', () => {
+    const q = new OutputQueue();
+    const buf = Buffer.from('+OK\r\n+OK\r\n:1\r\n');
+    q.append(buf, 0, 5);
+    q.append(buf, 5, 10);
+    q.append(buf, 10, 14);
+    const out = q.take();
+    expect(out.buffer).toBe(buf.buffer);
+    expect(out.toString()).toBe('+OK\r\n+OK\r\n:1\r\n');
+    expect(q.empty).toBe(true);
+  });
+
+  it('concatenates ranges of different buffers', () => {
+    const q = new OutputQueue();
+    q.appendBuffer(Buffer.from('ab'));
+    q.append(Buffer.from('xcdx'), 1, 3);
+    expect(q.bytes).toBe(4);
+    expect(q.take().toString()).toBe('abcd');
+  });
+
+  it('writes small and large outputs to a socket in order', async () => {
+    const received: Buffer[] = [];
+    const server = createServer((s) => s.on('data', (c: Buffer) => received.push(c)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address() as { port: number };
+    const socket: Socket = await new Promise((r) => {
+      const s = connect(address.port, '127.0.0.1', () => r(s));
+    });
+    const q = new OutputQueue();
+    const big = Buffer.alloc(100_000, 'b');
+    q.appendBuffer(Buffer.from('head'));
+    q.appendBuffer(big);
+    q.writeTo(socket);
+    q.appendBuffer(Buffer.from('tail'));
+    q.writeTo(socket);
+    const total = 4 + big.length + 4;
+    for (let i = 0; i < 100 && received.reduce((n, c) => n + c.length, 0) < total; i++) await new Promise((r) => setTimeout(r, 10));
+    const all = Buffer.concat(received);
+    expect(all.length).toBe(total);
+    expect(all.subarray(0, 4).toString()).toBe('head');
+    expect(all.subarray(total - 4).toString()).toBe('tail');
+    socket.destroy();
+    server.close();
+  });
+});
