@@ -50,6 +50,15 @@ describe('command mode bounds and policies', () => {
     expect(await edge.metric('dbproxy_redis_backpressure_pauses_total', { reason: 'outstanding' })).toBeGreaterThan(0);
   });
 
+  it('answers every command of a client that half-closed after sending them, then closes', async () => {
+    const raw = await RawClient.open(edge.rwPort);
+    raw.send(...Array.from({ length: 50 }, (_, i) => ['SET', `half:${i}`, `${i}`]), ['MGET', 'half:1', 'half:2'], ['BLPOP', 'half:list', '0.1']);
+    raw.end();
+    const replies = await raw.texts(52);
+    expect(replies.slice(50)).toEqual([['1', '2'], null]);
+    expect(await raw.waitClosed()).toBe(true);
+  });
+
   it('closes a client whose pending command exceeds the query buffer limit, with a protocol error', async () => {
     const raw = await RawClient.open(edge.rwPort);
     raw.send(['SET', 'big', Buffer.alloc(100_000, 'x')]);

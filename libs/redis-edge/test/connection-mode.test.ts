@@ -58,6 +58,14 @@ describe('connection mode', () => {
     raw.close();
   });
 
+  it('passes a half-close on to the backend and still delivers its replies', async () => {
+    const raw = await RawClient.open(edge.rwPort);
+    raw.send(['DBPROXY.SHARD', 'eu'], ['SET', 'half', '1'], ['GET', 'half']);
+    raw.end();
+    expect(await raw.texts(3)).toEqual(['OK', 'OK', '1']);
+    expect(await raw.waitClosed()).toBe(true);
+  });
+
   it('sends a client without DBPROXY.SHARD to the default shard', async () => {
     const client = new Redis({ host: '127.0.0.1', port: edge.rwPort });
     await client.set('conn:default', 'here');

@@ -79,6 +79,11 @@ export class RawClient {
     this.socket.destroy();
   }
 
+  /** Half-closes: no more commands, replies still welcome. */
+  end(): void {
+    this.socket.end();
+  }
+
   private wake(): void {
     const waiters = this.waiters;
     this.waiters = [];

@@ -62,6 +62,8 @@ export class CommandSession implements ReplySink, Flushable {
   private outputPaused = false;
   private readingPaused = false;
   private pumping = false;
+  /** The client half-closed: end once every command it sent is answered. */
+  private inputEnded = false;
 
   constructor(
     readonly socket: Socket,
@@ -70,6 +72,12 @@ export class CommandSession implements ReplySink, Flushable {
   ) {
     const s = edge.settings;
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
+    // A client that half-closes after its last command still gets every reply, then the FIN.
+    socket.allowHalfOpen = true;
+    socket.once('end', () => {
+      this.inputEnded = true;
+      this.endIfDone();
+    });
     socket.on('data', (chunk: Buffer) => this.received(chunk));
     socket.on('drain', () => this.drained());
     socket.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
@@ -210,6 +218,13 @@ export class CommandSession implements ReplySink, Flushable {
       this.subscriber?.setReading(false);
     }
     if (this.quitting && this.ring.outstanding === 0) this.socket.end();
+    else this.endIfDone();
+  }
+
+  private endIfDone(): void {
+    if (!this.inputEnded || this.closed || this.ring.outstanding > 0 || !this.out.empty || this.halted()) return;
+    if (this.input.length > 0) this.pump();
+    if (this.ring.outstanding === 0 && this.out.empty) this.socket.end();
   }
 
   private emitted(): void {

@@ -31,6 +31,7 @@ export class ConnectionSession {
   private pendingBytes = 0;
   private backend: Socket | undefined;
   private backendName: string | undefined;
+  private clientEnded = false;
   private span: Span | undefined;
 
   constructor(
@@ -40,6 +41,12 @@ export class ConnectionSession {
   ) {
     const settings = edge.settings();
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
+    client.allowHalfOpen = true; // a half-close is passed on to the backend, whose replies still come back
+    client.once('end', () => {
+      this.clientEnded = true;
+      if (this.machine.is('piping')) this.backend?.end();
+      else if (this.machine.is('awaiting-shard')) this.close('client ended before a command');
+    });
     client.on('data', this.onFirstBytes);
     client.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
     client.once('close', () => this.close('client closed'));
@@ -99,7 +106,7 @@ export class ConnectionSession {
     this.edge.opened(target.name);
     this.span = this.edge.tracer.startSpan('redis.connection', { attributes: { 'db.system': 'redis', 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
     const [host, port] = [target.address.slice(0, target.address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), Number(target.address.slice(target.address.lastIndexOf(':') + 1))];
-    const backend = connect({ host, port, noDelay: true });
+    const backend = connect({ host, port, noDelay: true, allowHalfOpen: true });
     this.backend = backend;
     backend.setTimeout(this.edge.settings().connectTimeoutMs);
     backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target.address, 'timed out'));
@@ -126,8 +133,8 @@ export class ConnectionSession {
     backend.on('drain', () => client.resume());
     backend.on('data', (chunk: Buffer) => client.write(chunk) || backend.pause());
     client.on('drain', () => backend.resume());
-    client.once('end', () => backend.end());
     backend.once('end', () => client.end());
+    if (this.clientEnded) backend.end();
     client.resume();
   }
 
