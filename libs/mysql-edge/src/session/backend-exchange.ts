@@ -49,6 +49,8 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   pin: PinCause | null = null;
   /** The epoch the pinned session keeps until the pin ends. */
   pinnedEpoch: EdgeEpoch | null = null;
+  /** The server said a transaction is open (or autocommit off) after the last statement. */
+  private inTransaction = false;
   kind: CommandKind = 'query';
   private packet: MysqlPacket | null = null;
   plan: Plan | null = null;
@@ -261,7 +263,8 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const ok = summary.err === null;
     const c = this.classification;
     const kind = this.kind;
-    if (c !== null && (leavesUntrackedState(c) || (c.session.kind !== 'replay' && hasFlag(summary.statusFlags, ServerStatus.SessionStateChanged)))) conn.dirty = true;
+    // the server flags tracked variables it changed: replayed settings and autocommit (a transaction matter) are the edge's to track
+    if (c !== null && (leavesUntrackedState(c) || (c.session.kind !== 'replay' && c.family !== 'transaction' && hasFlag(summary.statusFlags, ServerStatus.SessionStateChanged)))) conn.dirty = true;
     this.owner.applyResponse(kind, summary, this, conn);
     if (!ok) this.owner.edge.metrics.errors.inc({ code: String((summary.err as ErrPacket).code) });
     this.span?.setAttribute('dbproxy.rows', summary.rows);
@@ -273,7 +276,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** Pins start with statements that need them, or when the server says a transaction is open; transactional pins end when it no longer is. */
   private updatePin(ok: boolean, holds: boolean): void {
     const wanted = this.plan?.pin ?? null;
-    if (holds) (this.conn as BackendConnection).dirty = true;
+    if (ok && (this.kind === 'query' || this.kind === 'execute')) this.inTransaction = holds;
     if (this.pin === null) {
       const cause = ok && wanted !== null ? wanted : holds ? 'implicit_transaction' : null;
       if (cause === null) return;
@@ -339,6 +342,9 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const conn = this.conn;
     this.lease = null;
     this.conn = null;
+    // a transaction still open (the session left mid-way) must be rolled back before reuse
+    if (conn && this.inTransaction) conn.dirty = true;
+    this.inTransaction = false;
     if (conn) conn.detach(reason);
     if (lease && !lease.released) lease.pool.release(lease, reusable ? REUSABLE : { reusable: false, reason });
   }

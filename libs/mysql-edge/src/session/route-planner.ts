@@ -92,13 +92,33 @@ export function planCommand(kind: 'metadata' | 'schema', ctx: PlanContext): Plan
   return { role: 'primary', reserved: false, pin: null, label: kind === 'metadata' ? 'read_after_write' : 'primary', shard: ctx.defaultShard, write: false };
 }
 
-/** Whether a statement can leave state on the connection the edge does not track (so it needs a reset). */
+/** Unsafe reasons that mean a statement may leave session state behind, or that the edge cannot tell. */
+const STATEFUL_REASONS: ReadonlySet<string> = new Set([
+  'user_variable',
+  'lock_function',
+  'sequence_function',
+  'user_function',
+  'procedure_call',
+  'select_into',
+  'side_effect_function',
+  'parse_failed',
+  'too_complex',
+  'unterminated',
+  'multi_statement',
+]);
+
+/**
+ * Whether a statement can leave session state on the connection that outlives it and that the edge
+ * does not track (so the connection needs COM_RESET_CONNECTION before another client uses it):
+ * variables, temporary tables, locks, SQL-level prepared statements, session settings, or
+ * anything the edge could not analyze. Transactions are tracked by the server's status flags,
+ * schema and character set are replayed, and per-statement values (LAST_INSERT_ID, ROW_COUNT,
+ * warnings) are replaced by the next statement, so plain reads, writes, DDL and transaction
+ * control leave a connection clean.
+ */
 export function leavesUntrackedState(c: Classification): boolean {
   if (c.session.kind === 'replay') return false;
-  if (c.family !== 'read') return true;
-  for (const reason of c.unsafeReasons) {
-    // LAST_INSERT_ID(expr), sequences, user functions may leave state; reading variables or locking rows (outside a transaction) does not.
-    if (reason.code !== 'session_variable' && reason.code !== 'locking_read') return true;
-  }
+  if (c.session.kind === 'pin' || c.family === 'session_state') return true;
+  for (const reason of c.unsafeReasons) if (STATEFUL_REASONS.has(reason.code)) return true;
   return false;
 }
