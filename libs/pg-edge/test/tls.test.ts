@@ -1,10 +1,12 @@
 // TLS in every place spec 000 and 003 put it: passed through end to end when sharding is off,
 // terminated with the frontend certificate when the shard key must be read, required before any
-// credential in transaction mode, and towards backends with chain, hostname, private CA and client certificate.
+// credential in transaction mode, and towards backends with chain, hostname, private CA and client
+// certificate (checked by the edge, and by the topology service, which finds a mismatched backend down).
 import { readFileSync } from 'node:fs';
 import { Client, type ClientConfig } from 'pg';
-import { startPostgres, tmpDir, waitFor, type PostgresServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
+import { startPostgres, tmpDir, type PostgresServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
+import { openBackendSocket } from '../src/backend-socket';
 import { enableServerTls, makePki, type Pki } from './certificates';
 import { startEdge, type EdgeHarness } from './harness';
 import { errorOf, RawClient } from './raw-client';
@@ -79,6 +81,7 @@ describe('transaction mode', () => {
       ],
       'routing_mode = "transaction"\nconnect_timeout_seconds = 2\npool_acquire_timeout_seconds = 2\n[postgres.sharding]\nenabled = true\nmissing = "default"\nmap = { kind = "value", values = { main = "default", other = "other" } }',
       `[[users]]\nname = "app"\npassword = "tls-secret"\n[proxy.tls]\nmode = "required"\ncert_path = "${pki.server.cert}"\nkey_path = "${pki.server.key}"`,
+      { until: 'checked' }, // the impostor's shard never has a usable primary
     );
   });
   afterAll(async () => edge?.stop());
@@ -96,12 +99,24 @@ describe('transaction mode', () => {
     expect(row).toEqual({ ssl: true, client_dn: `/CN=${POOL_USER}` });
   });
 
-  it('refuses a backend whose certificate does not match the expected host name', async () => {
+  it('finds a backend whose certificate does not match the expected host name down, and refuses its shard', async () => {
+    expect(await edge.backend('primary')).toMatchObject({ healthy: true });
+    expect(await edge.backend('impostor')).toMatchObject({ healthy: false });
+    const ready = await edge.readyz();
+    expect(ready.status).toBe(503);
+    expect(ready.body.reasons.join('\n')).toMatch(/impostor[^\n]*(db\.example\.com|altnames|certificate)/i);
     const c = new Client({ host: '127.0.0.1', port: edge.rwPort, user: 'app', password: 'tls-secret', database: 'postgres', options: '-c dbproxy.shard=other', ssl: { ca: readFileSync(pki.ca, 'utf8'), servername: 'localhost' } });
     const error = await c.connect().then(() => c.query('SELECT 1')).then(() => undefined, (err: { code?: string; message: string }) => err);
     await c.end().catch(() => undefined);
-    expect(error?.code).toMatch(/^(08006|53300)$/);
-    expect(error?.message).toMatch(/db\.example\.com|altnames|certificate/i);
-    await waitFor(async () => true);
+    expect(error).toMatchObject({ code: '08006', message: expect.stringContaining('"other"') });
+  });
+
+  it('verifies the backend certificate itself: a connection expecting another host name fails with DBP_ERR_PGEDGE_BACKEND_TLS', async () => {
+    const impostor = edge.runtime.config.current().config.postgres_backends.find((b) => b.name === 'impostor');
+    if (!impostor) throw new Error('impostor not configured');
+    await expect(openBackendSocket(impostor, impostor.address, { timeoutMs: 5000 })).rejects.toMatchObject({
+      code: 'DBP_ERR_PGEDGE_BACKEND_TLS',
+      message: expect.stringMatching(/db\.example\.com/),
+    });
   });
 });

@@ -1,5 +1,6 @@
 // Transaction mode end to end (spec 003): frontend SCRAM/md5, pooled SCRAM-authenticated backend
-// connections, simple and extended protocol, routing and pinning, limits, cancel, poisoning.
+// connections, simple and extended protocol, routing and pinning, limits, cancel, poisoning; reads
+// following the real topology service (paused WAL replay, shun, drain).
 import { Client } from 'pg';
 import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
@@ -52,6 +53,27 @@ afterAll(async () => {
   await edge?.stop();
   await pg?.destroy();
 });
+
+/** Runs one statement on a server directly (not through the edge), as the postgres superuser. */
+async function direct<T = Record<string, unknown>>(server: PostgresServer, sql: string): Promise<T[]> {
+  const c = new Client({ host: server.host, port: server.port, user: 'postgres', database: 'postgres' });
+  await c.connect();
+  try {
+    return (await c.query(sql)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+/** Where a fresh client's read runs: 'on' is the replica (a standby is read-only), 'off' the primary. */
+async function readsRunWhere(sql = "SELECT current_setting('transaction_read_only') AS ro"): Promise<Record<string, unknown>> {
+  const c = await connect(edge.rwPort);
+  try {
+    return (await c.query(sql)).rows[0];
+  } finally {
+    await c.end();
+  }
+}
 
 describe('frontend authentication against [[users]]', () => {
   it('accepts SCRAM-SHA-256 and md5 users and answers like PostgreSQL', async () => {
@@ -238,5 +260,44 @@ describe('under load', () => {
     expect(pool.total).toBeLessThanOrEqual(10);
     expect(pool.checkouts).toBeGreaterThan(200);
     await waitFor(async () => (await edge.backends()).backends.every((b) => (b['transaction_pool'] as Record<string, number>).in_use === 0), { timeoutMs: 5000 });
+  });
+});
+
+describe('following the topology service', () => {
+  it('moves reads off a replica whose WAL replay is paused (lagging), and back once it replays again', async () => {
+    const replica = pg.replicas[0];
+    const probe = "SELECT note, current_setting('transaction_read_only') AS ro FROM accounts WHERE id = 7001";
+    await direct(replica, 'SELECT pg_wal_replay_pause()');
+    try {
+      await direct(pg.primary, "INSERT INTO accounts VALUES (7001, 1, 'written while replay paused')");
+      await edge.waitForBackend('replica', (b) => b.lagging === true, 'topology to find the paused replica lagging');
+      expect(await readsRunWhere(probe)).toEqual({ note: 'written while replay paused', ro: 'off' });
+    } finally {
+      await direct(replica, 'SELECT pg_wal_replay_resume()');
+    }
+    await edge.waitForBackend('replica', (b) => b.lagging === false, 'topology to find the replica caught up');
+    expect(await readsRunWhere(probe)).toEqual({ note: 'written while replay paused', ro: 'on' });
+  });
+
+  it('moves reads off a replica shunned by a blue/green action, and back when it is unshunned', async () => {
+    edge.bgdAction({ action: 'shun', backend: 'replica' });
+    await edge.waitForBackend('replica', (b) => b.shunned === true, 'the shun in the edge view');
+    expect(await readsRunWhere()).toEqual({ ro: 'off' });
+    edge.bgdAction({ action: 'unshun', backend: 'replica' });
+    await edge.waitForBackend('replica', (b) => b.shunned === false, 'the unshun in the edge view');
+    expect(await readsRunWhere()).toEqual({ ro: 'on' });
+  });
+
+  it('closes a draining replica\'s pooled connections, reads from the primary until the drain deadline, then returns', async () => {
+    const poolConnections = async () =>
+      (await direct<{ n: number }>(pg.replicas[0], `SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = '${POOL_USER}' AND application_name <> 'dbproxy-topology'`))[0].n;
+    expect(await readsRunWhere()).toEqual({ ro: 'on' });
+    expect(await poolConnections()).toBeGreaterThan(0);
+    edge.bgdAction({ action: 'drain-backend', backend: 'replica', deadlineMs: 2500 });
+    await edge.waitForBackend('replica', (b) => b.draining === true && b.transaction_pool?.['total'] === 0, 'the drained replica pool');
+    await waitFor(async () => (await poolConnections()) === 0, { timeoutMs: 5000, description: 'the replica to see the pool connections close' });
+    expect(await readsRunWhere()).toEqual({ ro: 'off' });
+    await edge.waitForBackend('replica', (b) => b.draining === false, 'the drain deadline to pass');
+    expect(await readsRunWhere()).toEqual({ ro: 'on' });
   });
 });

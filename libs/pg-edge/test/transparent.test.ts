@@ -1,6 +1,6 @@
-// Transparent mode end to end: node-postgres, psql and a raw protocol client through pg-edge to a
-// real PostgreSQL primary and streaming replica; startup shard key, COPY, LISTEN/NOTIFY, binary
-// values, cancel, replica choice and fallback.
+// Transparent mode end to end: node-postgres, psql and a raw protocol client through pg-edge (beside
+// the real topology service) to a real PostgreSQL primary and streaming replica; startup shard key,
+// COPY, LISTEN/NOTIFY, binary values, cancel, replica choice, and fallback while the replica is stopped.
 import { Client } from 'pg';
 import { processEnvironment } from '@dbproxy/config';
 import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
@@ -170,13 +170,16 @@ describe('read-only listener', () => {
     expect(await withClient(edge.roPort, async (c) => (await c.query('SELECT pg_is_in_recovery() AS ro')).rows[0].ro)).toBe(true);
   });
 
-  it('falls back to the primary when no replica is usable (fallback_to_primary)', async () => {
-    edge.publishTopology({ replica: { healthy: false } });
-    await waitFor(async () => (await withClient(edge.roPort, async (c) => (await c.query('SELECT pg_is_in_recovery() AS ro')).rows[0].ro)) === false, {
-      timeoutMs: 5000,
-      description: 'read-only listener on the primary',
-    });
-    edge.publishTopology();
+  it('falls back to the primary while the replica is stopped (fallback_to_primary), and returns to it once it is back', async () => {
+    const inRecovery = () => withClient(edge.roPort, async (c) => (await c.query('SELECT pg_is_in_recovery() AS ro')).rows[0].ro as boolean);
+    const replica = pg.replicas[0];
+    await replica.stop();
+    await edge.waitForBackend('replica', (b) => b.healthy === false, 'topology to find the stopped replica down');
+    expect(await inRecovery()).toBe(false);
+    expect(await edge.metrics()).toMatch(/dbproxy_pg_replica_fallbacks_total\{[^}]*mode="transparent"[^}]*\} [1-9]/);
+    await replica.start();
+    await edge.waitForBackend('replica', (b) => b.healthy === true, 'topology to find the replica up again', 30_000);
+    expect(await inRecovery()).toBe(true);
   });
 
   it('reports sessions per backend at GET /postgres/backends', async () => {
