@@ -1,4 +1,5 @@
 // What every pg-edge session reads: the epoch's settings, backends, shard key, TLS, cancel keys and telemetry.
+import type { Tracer } from '@opentelemetry/api';
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import type { BackendDirectory } from './backend-directory';
@@ -24,6 +25,8 @@ export interface EdgeContext {
   readonly cancelKeys: CancelKeyRegistry;
   readonly metrics: PgEdgeMetrics;
   readonly logger: Logger;
+  /** Spans per transaction-mode unit and per transparent session (no-op when tracing is off). */
+  readonly tracer: Tracer;
   /** Transparent sessions open per backend, the load the read-only choice balances. */
   readonly transparentLoad: Map<string, number>;
   /** Offers a CancelRequest whose key this process does not know to every other pg-edge process. */

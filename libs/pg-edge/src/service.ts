@@ -55,6 +55,7 @@ export const pgEdgeService: ServiceDefinition = {
       cancelKeys: new CancelKeyRegistry(),
       metrics,
       logger: ctx.logger,
+      tracer: ctx.tracer,
       transparentLoad: new Map(),
       broadcastCancel: (processId, secretKey) => {
         try {

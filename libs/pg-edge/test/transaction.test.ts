@@ -1,13 +1,17 @@
 // Transaction mode end to end (spec 003): frontend SCRAM/md5, pooled SCRAM-authenticated backend
 // connections, simple and extended protocol, routing and pinning, limits, cancel, poisoning; reads
-// following the real topology service (paused WAL replay, shun, drain).
+// following the real topology service (paused WAL replay, shun, drain); one span per query.
 import { Client } from 'pg';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
 import { startEdge, type EdgeHarness } from './harness';
 import { cancelRequest } from './raw-client';
+import { recordSpans } from './span-recorder';
 
 jest.setTimeout(90_000);
+
+const spans = recordSpans();
 
 let pg: ReplicatedServers<PostgresServer>;
 let edge: EdgeHarness;
@@ -299,5 +303,52 @@ describe('following the topology service', () => {
     expect(await readsRunWhere()).toEqual({ ro: 'off' });
     await edge.waitForBackend('replica', (b) => b.draining === false, 'the drain deadline to pass');
     expect(await readsRunWhere()).toEqual({ ro: 'on' });
+  });
+});
+
+describe('tracing', () => {
+  const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
+  const CLIENT_SPAN = 'b7ad6b7169203331';
+  const comment = `/*traceparent='00-${TRACE_ID}-${CLIENT_SPAN}-01'*/`;
+  const finished = (count: number, keep: (name: string) => boolean) =>
+    waitFor(() => {
+      const found = spans.getFinishedSpans().filter((s) => keep(s.name));
+      return found.length >= count ? found : false;
+    }, { timeoutMs: 5000, description: `${count} finished span(s)` });
+
+  it('continues the client trace from a sqlcommenter traceparent, one span per query, fingerprints without literal values', async () => {
+    spans.reset();
+    const c = await connect(edge.rwPort);
+    await c.query(`SELECT note FROM accounts WHERE id = 918273 AND note <> 'top-secret-literal' ${comment}`);
+    await c.query({ text: `UPDATE accounts SET note = $1 WHERE id = 918274 ${comment}`, values: ['secret-parameter'] });
+    await c.end();
+    const ours = (await finished(2, (name) => name === 'postgres select' || name === 'postgres update')).filter((s) => s.spanContext().traceId === TRACE_ID);
+    expect(ours.map((s) => s.name).sort()).toEqual(['postgres select', 'postgres update']);
+    for (const span of ours) expect(span.parentSpanContext?.spanId).toBe(CLIENT_SPAN);
+    const [read, write] = ['postgres select', 'postgres update'].map((name) => ours.find((s) => s.name === name));
+    expect(read?.attributes).toMatchObject({ 'db.system': 'postgresql', 'dbproxy.route': 'replica', 'dbproxy.backend': 'replica', 'db.user': 'app', 'dbproxy.shard': 'default' });
+    expect(write?.attributes).toMatchObject({ 'db.system': 'postgresql', 'dbproxy.route': 'primary', 'dbproxy.backend': 'primary' });
+    expect(read?.attributes['db.statement']).toMatch(/^SELECT note FROM accounts WHERE id = \S+ AND note <> \S+$/);
+    expect(write?.attributes['db.statement']).toMatch(/^UPDATE accounts SET note = \S+ WHERE id = \S+$/);
+    for (const span of ours) {
+      expect(span.attributes['dbproxy.pool_wait_ms']).toBeGreaterThanOrEqual(0);
+      expect(JSON.stringify(span.attributes)).not.toMatch(/91827[34]|secret|traceparent/);
+    }
+  });
+
+  it('starts a trace of its own without a traceparent, marks held units, and records a failed statement\'s SQLSTATE', async () => {
+    spans.reset();
+    const c = await connect(edge.rwPort);
+    await c.query('BEGIN');
+    await expect(c.query('SELECT 1 / 0')).rejects.toMatchObject({ code: '22012' });
+    await c.query('ROLLBACK');
+    await c.end();
+    const units = await finished(3, (name) => name.startsWith('postgres '));
+    const [begin, failed, rollback] = ['postgres begin', 'postgres select', 'postgres rollback'].map((name) => units.find((s) => s.name === name));
+    expect(begin?.parentSpanContext).toBeUndefined();
+    expect(begin?.attributes).toMatchObject({ 'dbproxy.route': 'primary', 'dbproxy.backend': 'primary' });
+    expect(failed?.attributes).toMatchObject({ 'dbproxy.held': 'transaction', 'dbproxy.pool_wait_ms': 0, 'db.response.status_code': '22012' });
+    expect(failed?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(rollback?.attributes['dbproxy.held']).toBe('transaction');
   });
 });

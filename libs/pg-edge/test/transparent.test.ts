@@ -1,14 +1,18 @@
 // Transparent mode end to end: node-postgres, psql and a raw protocol client through pg-edge (beside
 // the real topology service) to a real PostgreSQL primary and streaming replica; startup shard key,
-// COPY, LISTEN/NOTIFY, binary values, cancel, replica choice, and fallback while the replica is stopped.
+// COPY, LISTEN/NOTIFY, binary values, cancel, replica choice, fallback while the replica is stopped,
+// and the session span.
 import { Client } from 'pg';
 import { processEnvironment } from '@dbproxy/config';
 import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { cancelRequest, errorOf, RawClient, rowsOf } from './raw-client';
 import { startEdge, type EdgeHarness } from './harness';
 import { run } from './processes';
+import { recordSpans } from './span-recorder';
 
 jest.setTimeout(60_000);
+
+const spans = recordSpans();
 
 let pg: ReplicatedServers<PostgresServer>;
 let edge: EdgeHarness;
@@ -196,5 +200,24 @@ describe('read-only listener', () => {
       ['replica', 'replica', true],
     ]);
     await c.end();
+  });
+});
+
+describe('tracing', () => {
+  it('records one span per session naming backend, route, shard and user, and never a statement', async () => {
+    spans.reset();
+    await withClient(edge.roPort, (c) => c.query("SELECT 'secret-literal-5150' AS v"));
+    const span = await waitFor(() => spans.getFinishedSpans().find((s) => s.name === 'postgres session') ?? false, { timeoutMs: 5000, description: 'the session span' });
+    expect(span.attributes).toMatchObject({
+      'db.system': 'postgresql',
+      'dbproxy.mode': 'transparent',
+      'dbproxy.listener': 'read_only',
+      'dbproxy.route': 'replica',
+      'dbproxy.backend': 'replica',
+      'dbproxy.shard': 's1',
+      'db.user': 'postgres',
+    });
+    expect(span.attributes['dbproxy.connect_ms']).toBeGreaterThanOrEqual(0);
+    expect(JSON.stringify(span.attributes)).not.toContain('secret-literal');
   });
 });

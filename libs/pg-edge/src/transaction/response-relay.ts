@@ -38,6 +38,8 @@ export class ResponseRelay {
   draining: Error | undefined;
   /** A ParameterStatus arrived: the connection's session state changed. */
   sawParameterStatus = false;
+  /** SQLSTATE of the backend's first ErrorResponse in this unit (for the unit's span). */
+  sqlState: string | undefined;
 
   constructor(
     private readonly limits: RelayLimits,
@@ -66,6 +68,7 @@ export class ResponseRelay {
     this.rowCount = 0;
     this.draining = undefined;
     this.sawParameterStatus = false;
+    this.sqlState = undefined;
   }
 
   /** Drops held rows and starts discarding until ReadyForQuery. */
@@ -144,6 +147,7 @@ export class ResponseRelay {
 
   private onError(frame: Frame): void {
     let current = this.current();
+    if (!current?.replaceError) this.sqlState ??= sqlStateField(frame.payload);
     if (!this.draining) {
       this.out.append(this.rows);
       this.rowCount = 0;
@@ -188,6 +192,18 @@ export class ResponseRelay {
     const current = this.current();
     if (current?.statement) current.statement.inferred = parameterTypes(frame.payload);
   }
+}
+
+/** The `C` (SQLSTATE) field of an ErrorResponse, read in place. */
+function sqlStateField(payload: Buffer): string | undefined {
+  let at = 0;
+  while (at < payload.length && payload[at] !== 0) {
+    const end = payload.indexOf(0, at + 1);
+    if (end < 0) return undefined;
+    if (payload[at] === 0x43 /* 'C' */) return payload.toString('latin1', at + 1, end);
+    at = end + 1;
+  }
+  return undefined;
 }
 
 /** The first type OID of a RowDescription transaction mode does not carry, or -1 (read in place). */

@@ -22,6 +22,7 @@ import { SliceWriter } from './slice-writer';
 import { StatementRegistry, type Expectation } from './statements';
 import type { DeadlineWatched, TxShared } from './tx-shared';
 import { decideUnit } from './unit-route';
+import { UnitSpan } from './unit-span';
 import { TX_SESSION_STATES, type TxSessionState as State } from './tx-states';
 
 const IDLE = 0x49; // 'I'
@@ -55,6 +56,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private cancelWhileWaiting = false;
   private readonly router: SqlRouter;
   private readonly routeCounters: RouteCounters;
+  private readonly spans: UnitSpan;
   private readonly clientSide: InboxHandler = {
     onFrame: (frame) => this.onClientFrame(frame),
     onChunkEnd: () => this.pump(),
@@ -74,8 +76,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     private readonly epoch: EdgeEpoch,
     private readonly shared: TxShared,
     private readonly shard: string,
+    user: string,
   ) {
     const pg = epoch.config.postgres;
+    this.spans = new UnitSpan(edge.tracer, { 'db.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard });
     this.router = shared.router(epoch);
     this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router));
     this.routeCounters = routeCounters(edge.metrics, listener);
@@ -165,6 +169,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   private runUnit(routes: readonly SqlRoute[], synced: boolean, emit: Emit, fromPlan = true): void {
     const decision = decideUnit(routes, this.listener, this.window.requiresPrimary(performance.now()));
+    this.spans.begin(routes);
     if (decision.kind === 'refuse') {
       if (decision.reason === 'read_only') this.edge.metrics.readOnlyRejections.inc({ listener: this.listener });
       this.edge.metrics.routingFailures.inc({ reason: decision.reason });
@@ -174,6 +179,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.flags.write ||= decision.write;
     if (this.lease) {
       this.routeCounters.held.inc();
+      if (this.held) this.spans.onHeld(this.held);
       return this.dispatch(emit);
     }
     const pg = this.epoch.config.postgres;
@@ -181,8 +187,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     try {
       const choice = this.epoch.directory.require(this.shard, decision.role, this.shared.pools, pg.fallback_to_primary);
       if (choice.fellBack) this.routeCounters.fallback.inc();
-      name = (choice.target as NonNullable<typeof choice.target>).config.name;
-      this.routeCounters[choice.target?.role ?? decision.role].inc();
+      const target = choice.target as NonNullable<typeof choice.target>;
+      name = target.config.name;
+      this.routeCounters[target.role].inc();
+      this.spans.acquiring(name, target.role, choice.fellBack);
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
@@ -205,6 +213,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     }
     this.lease = lease;
     lease.connection.unnamedHolds = undefined;
+    this.spans.acquired();
     this.dispatch(emit);
   }
 
@@ -234,6 +243,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   /** A refusal without running anything; in a held transaction the backend must fail too, so it aborts as PostgreSQL would. */
   private refuseUnit(error: Error, synced: boolean, fromPlan = true): void {
+    if (this.lease) this.spans.refused(error);
+    else this.spans.end(error);
     if (this.lease && fromPlan) {
       this.plan.refuseAll(error);
       return this.dispatch((out, expect) => this.plan.emit(this.connection(), out, expect));
@@ -260,6 +271,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.relay.sawParameterStatus) conn.dirty = true;
     const failure = this.relay.draining;
     if (failure && status === IN_TRANSACTION) return this.abortOnBackend(failure);
+    this.spans.end(failure, this.relay.sqlState);
     if (failure) {
       this.relay.out.add(refusalBytes(failure, status));
       this.relay.draining = undefined;
@@ -291,6 +303,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   /** The transaction is still open on the backend but the client must see it fail: fail it there. */
   private abortOnBackend(error: Error): void {
+    this.spans.refused(error);
     this.relay.reset();
     this.dispatch((out, expect) => emitRefusal(out, expect, error));
   }
@@ -317,6 +330,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     else this.refusedUntilSync = error;
     this.relay.reset();
     this.flags.pin = this.flags.write = false;
+    this.spans.end(error);
     this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
     this.flushClient();
     this.pump();
@@ -324,10 +338,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   /** A held connection speaks while no unit runs: notifications and notices go through; a FATAL ends the session. */
   private whileHeldIdle(frame: Frame): void {
-    if (frame.code === BackendCode.NotificationResponse || frame.code === BackendCode.NoticeResponse || frame.code === BackendCode.ParameterStatus) {
-      this.relay.out.add(frame.bytes);
-      return;
-    }
+    const code = frame.code;
+    if (code === BackendCode.NotificationResponse || code === BackendCode.NoticeResponse || code === BackendCode.ParameterStatus) return this.relay.out.add(frame.bytes);
     this.onBackendLost(PgEdgeErrors.protocol(`backend sent ${String.fromCharCode(frame.code)} outside a query`));
   }
 
@@ -340,22 +352,15 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   checkDeadline(nowMs: number): void {
     if (!this.machine.is('running') || nowMs < this.deadline || !this.lease) return;
-    const conn = this.lease.connection;
-    conn.cancelled = true;
-    void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
+    cancelOnBackend(this.lease);
     this.fail(PgEdgeErrors.queryTimeout(this.epoch.config.postgres.query_timeout_seconds), true);
   }
 
-  /** A client CancelRequest: the backend gets a real cancel, and the connection is never lent again. */
+  /** A client CancelRequest: the backend gets a real cancel; while waiting for a connection, the unit ends with 57014. */
   cancelRequested(): void {
     if (!this.machine.is('running')) return;
-    if (!this.lease) {
-      this.cancelWhileWaiting = true;
-      return;
-    }
-    const conn = this.lease.connection;
-    conn.cancelled = true;
-    void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
+    if (this.lease) cancelOnBackend(this.lease);
+    else this.cancelWhileWaiting = true;
   }
 
   // ---- output and endings ----
@@ -387,6 +392,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   close(reason: string): void {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
+    this.spans.abandon(reason);
     this.edge.metrics.sessions.dec({ mode: 'transaction', listener: this.listener });
     this.edge.cancelKeys.revoke(this.key);
     this.shared.running.delete(this);
@@ -396,4 +402,11 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (!this.client.destroyed) this.client.end();
     setTimeout(() => this.client.destroy(), 1000).unref();
   }
+}
+
+/** A real CancelRequest with the backend's key; the connection is never lent again. */
+function cancelOnBackend(lease: PgLease): void {
+  const conn = lease.connection;
+  conn.cancelled = true;
+  void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
 }

@@ -70,7 +70,7 @@ export async function startTransactionSession(
     edge.logger.warn({ shard: resolution.shard, err: errorMessage(err) }, 'no backend to read server parameters from');
     return reject(err instanceof Error ? err : new Error(String(err)), 'no_backend');
   }
-  const session = new TransactionSession(socket, inbox, listener, edge, epoch, shared, resolution.shard);
+  const session = new TransactionSession(socket, inbox, listener, edge, epoch, shared, resolution.shard, userName);
   track(session);
   socket.write(greeting(parameters, startup, session.key));
   session.start();

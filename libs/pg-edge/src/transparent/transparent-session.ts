@@ -1,7 +1,9 @@
 // A transparent-mode session: read the startup (TLS, shard key), open the chosen backend, forward
 // the rewritten startup, swap BackendKeyData for our own, then pump bytes both ways untouched.
+// One span covers the session (statements are never parsed here, so it names no statement).
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
+import { SpanKind, SpanStatusCode, type Span, type SpanOptions } from '@opentelemetry/api';
 import {
   BackendCode,
   encodeBackendMessages,
@@ -31,12 +33,14 @@ const LEGAL: Record<State, readonly State[]> = {
   closed: [],
 };
 const ACCEPT_TLS = 0x53; // 'S'
+const SESSION_SPAN: SpanOptions = { kind: SpanKind.SERVER, attributes: { 'db.system': 'postgresql', 'dbproxy.mode': 'transparent' } };
 
 export class TransparentSession {
   private readonly machine = new SessionStateMachine<State>('pg_transparent_session', 'startup', LEGAL);
   private proxyKey: ProxyKey | undefined;
   private releaseLoad: (() => void) | undefined;
   private backend: Socket | undefined;
+  private span: Span | undefined;
 
   constructor(
     private readonly client: Socket,
@@ -119,6 +123,7 @@ export class TransparentSession {
     const target = this.choose(resolution);
     if (!target) return;
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
+    const connectStarted = this.span?.isRecording() ? performance.now() : 0;
     let backend: Socket;
     // Plain client and plain backend: read the backend without stream machinery (TLS wraps keep theirs).
     const reader = client instanceof TLSSocket || target.config.tls.enabled ? undefined : new BackendReader(client);
@@ -129,6 +134,7 @@ export class TransparentSession {
       return this.fail(err, client);
     }
     if (client.destroyed) return void backend.destroy();
+    if (connectStarted > 0) this.span?.setAttribute('dbproxy.connect_ms', Math.round((performance.now() - connectStarted) * 1000) / 1000);
     this.attachBackend(backend, target);
     backend.write(remainder.length > 0 ? Buffer.concat([encodeFrontendMessages(resolution.message), remainder]) : encodeFrontendMessages(resolution.message));
     this.machine.transition('connecting', 'authenticating', `backend ${target.config.name}`);
@@ -137,6 +143,7 @@ export class TransparentSession {
   }
 
   private choose(resolution: ReturnType<EdgeEpoch['shardKey']['resolve']>): BackendTarget | undefined {
+    this.span ??= this.edge.tracer.startSpan('postgres session', SESSION_SPAN);
     if (!resolution.ok) {
       this.fail(resolution.error, this.client);
       return undefined;
@@ -146,12 +153,26 @@ export class TransparentSession {
     try {
       const choice = this.epoch.directory.require(resolution.shard, this.listener === 'read_write' ? 'primary' : 'replica', load, pg.fallback_to_primary);
       if (choice.fellBack) this.edge.metrics.fallbacks.inc({ mode: 'transparent' });
+      if (this.span.isRecording()) this.describeSpan(this.span, resolution, choice.target as BackendTarget, choice.fellBack);
       return choice.target;
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       this.fail(err, this.client);
       return undefined;
     }
+  }
+
+  private describeSpan(span: Span, resolution: { shard: string; message: StartupMessage }, target: BackendTarget, fellBack: boolean): void {
+    const parameters = resolution.message.parameters;
+    span.setAttributes({
+      'db.user': parameters.get('user') ?? '',
+      'db.name': parameters.get('database') ?? parameters.get('user') ?? '',
+      'dbproxy.listener': this.listener,
+      'dbproxy.shard': resolution.shard,
+      'dbproxy.route': target.role,
+      'dbproxy.backend': target.config.name,
+      'dbproxy.fallback': fellBack,
+    });
   }
 
   private attachBackend(backend: Socket, target: BackendTarget): void {
@@ -217,6 +238,7 @@ export class TransparentSession {
   }
 
   private fail(err: unknown, socket: Socket): void {
+    if (err !== undefined && this.span?.isRecording()) this.span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
     if (err !== undefined && !socket.destroyed) {
       refuse(socket, toErrorResponse(err, 'FATAL'));
       this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
@@ -230,5 +252,6 @@ export class TransparentSession {
     this.machine.transition(this.machine.state, 'closed', reason);
     if (this.proxyKey) this.edge.cancelKeys.revoke(this.proxyKey);
     this.releaseLoad?.();
+    this.span?.end();
   }
 }
