@@ -1,10 +1,13 @@
 // GET /postgres/backends: every backend with its topology state, transparent sessions and
-// transaction-mode pool figures (spec 003 Operations).
+// transaction-mode pool figures (spec 003 Operations), and the sessions of each pg-edge process.
 import type { PoolStats } from '@dbproxy/pool';
 import type { BackendDirectory } from './backend-directory';
 
 /** What each process (the edge, or each of its workers) reports; the route sums them. */
 export interface ProcessFigures {
+  readonly pid: number;
+  /** Client sessions this process serves (either mode). */
+  readonly sessions: number;
   readonly pools: readonly PoolStats[];
   readonly transparent: Readonly<Record<string, number>>;
 }
@@ -14,9 +17,10 @@ export const FIGURES_TOPIC = 'pg-edge/backends';
 const SUMMED = ['total', 'idle', 'inUse', 'waiters', 'capacity', 'checkouts', 'acquireTimeouts', 'resetFailures', 'creates', 'createFailures'] as const;
 
 /** Sums pool figures and session counts per backend across processes. */
-export function mergeFigures(parts: readonly ProcessFigures[]): { pools: PoolStats[]; transparent: Map<string, number> } {
+export function mergeFigures(parts: readonly ProcessFigures[]): MergedFigures {
   const pools = new Map<string, PoolStats>();
   const transparent = new Map<string, number>();
+  const processes = parts.map((p) => ({ pid: p.pid, sessions: p.sessions }));
   for (const part of parts) {
     for (const [name, n] of Object.entries(part.transparent)) transparent.set(name, (transparent.get(name) ?? 0) + n);
     for (const stats of part.pools) {
@@ -29,23 +33,28 @@ export function mergeFigures(parts: readonly ProcessFigures[]): { pools: PoolSta
       seen.pressure = seen.capacity > 0 ? (seen.inUse + seen.waiters) / seen.capacity : 0;
     }
   }
-  return { pools: [...pools.values()], transparent };
+  return { pools: [...pools.values()], transparent, processes };
+}
+
+export interface MergedFigures {
+  readonly pools: PoolStats[];
+  readonly transparent: Map<string, number>;
+  /** One entry per process serving pg-edge connections (the edge itself, or each of its workers). */
+  readonly processes: { pid: number; sessions: number }[];
 }
 
 export interface BackendsReport {
   readonly routing_mode: 'transparent' | 'transaction';
   readonly backends: readonly Record<string, unknown>[];
+  readonly processes: readonly { pid: number; sessions: number }[];
 }
 
-export function backendsReport(
-  mode: 'transparent' | 'transaction',
-  directory: BackendDirectory,
-  transparentLoad: ReadonlyMap<string, number>,
-  pools: readonly PoolStats[],
-): BackendsReport {
-  const byName = new Map(pools.map((p) => [p.backend, p]));
+export function backendsReport(mode: 'transparent' | 'transaction', directory: BackendDirectory, figures: MergedFigures): BackendsReport {
+  const byName = new Map(figures.pools.map((p) => [p.backend, p]));
+  const transparentLoad = figures.transparent;
   return {
     routing_mode: mode,
+    processes: figures.processes,
     backends: directory.describe().map(({ config, state }) => {
       const pool = byName.get(config.name);
       return {

@@ -105,13 +105,12 @@ export const pgEdgeService: ServiceDefinition = {
         await ctx.listen({ name: listener, address, maxConnections, onConnection: (socket) => serve(socket, listener), reject });
       }
     }
-    ctx.provide(FIGURES_TOPIC, (): ProcessFigures => ({ pools: pools.stats(), transparent: Object.fromEntries(edge.transparentLoad) }));
+    ctx.provide(FIGURES_TOPIC, (): ProcessFigures => ({ pid: process.pid, sessions: sessions.size, pools: pools.stats(), transparent: Object.fromEntries(edge.transparentLoad) }));
     ctx.addAdminRoute({
       method: 'GET',
       url: '/postgres/backends',
       handler: async () => {
-        const figures = mergeFigures((await ctx.gather(FIGURES_TOPIC)) as ProcessFigures[]);
-        return backendsReport(epoch.config.postgres.routing_mode, epoch.directory, figures.transparent, figures.pools);
+        return backendsReport(epoch.config.postgres.routing_mode, epoch.directory, mergeFigures((await ctx.gather(FIGURES_TOPIC)) as ProcessFigures[]));
       },
     });
     if (!pg.enabled) ctx.readiness.set('listeners', 'ready', 'postgres.enabled = false');

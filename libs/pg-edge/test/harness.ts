@@ -37,6 +37,7 @@ export interface BackendReport {
 export interface BackendsReport {
   readonly routing_mode: string;
   readonly backends: BackendReport[];
+  readonly processes: { pid: number; sessions: number }[];
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
