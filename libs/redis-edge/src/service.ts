@@ -19,6 +19,7 @@ import { createRedisEdgeMetrics, publishCommandCounts, type RedisEdgeMetrics } f
 interface Closable {
   close(reason: string): void;
   sweepIdle?(sweepMs: number): void;
+  closeIfIdle?(reason: string): void;
 }
 
 /** How often idle command-mode clients are looked for. */
@@ -118,7 +119,11 @@ export const redisEdgeService: ServiceDefinition = {
 
     return {
       async drain(deadline: number) {
-        while (sessions.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        // Command-mode sessions close as soon as nothing is owed to them; connection-mode sessions run until the deadline.
+        while (sessions.size > 0 && Date.now() < deadline) {
+          for (const session of sessions) session.closeIfIdle?.('draining');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
       },
       async close() {
         stopped = true;

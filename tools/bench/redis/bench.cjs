@@ -101,7 +101,9 @@ async function startEdge(dir, name, redisToml, natsUrl) {
   const bus = natsUrl ? `[bus]\nnats_url = "${natsUrl}"\n` : '';
   writeFileSync(
     conf,
-    `${bus}[telemetry]\nlog_level = "warn"\n[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[mysql]\nenabled = false\n[postgres]\nenabled = false\n` +
+    // topology shares the proxy's process here: a saturated event loop must not read as a dead primary
+    `${bus}[telemetry]\nlog_level = "warn"\n[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[health]\ntimeout_seconds = 5\nfailures_before_down = 5\n` +
+      `[mysql]\nenabled = false\n[postgres]\nenabled = false\n` +
       `[redis]\nenabled = true\nread_write_listen = "127.0.0.1:${port}"\nread_only_listen = "127.0.0.1:${roPort}"\n${redisToml}\n`,
   );
   const proc = run(process.execPath, [join(ROOT, 'bin', 'dbproxy'), 'start', 'topology', 'redis-edge', '--config', conf], { cwd: ROOT });

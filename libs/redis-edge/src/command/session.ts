@@ -330,6 +330,11 @@ export class CommandSession implements ReplySink, Flushable {
     this.close('idle for proxy.client_read_timeout_seconds');
   }
 
+  /** Drain: a session with nothing owed and nothing blocked is closed now (its client reconnects elsewhere). */
+  closeIfIdle(reason: string): void {
+    if (this.ring.outstanding === 0 && this.leases.size === 0 && this.out.empty) this.close(reason);
+  }
+
   /** Ends the session: its own connections close, leased connections of abandoned blocking commands too. */
   close(reason: string): void {
     if (this.closed) return;
