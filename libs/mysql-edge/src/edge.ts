@@ -36,6 +36,16 @@ function rsaKeys(): Promise<RsaKeys> {
   );
 }
 
+/**
+ * Spans cost per query, so they are made only when someone records them: an OTLP endpoint is
+ * configured, or a tracer provider was registered in the process (a probe span says; it is never
+ * ended, so never exported).
+ */
+function tracesRecorded(ctx: ServiceContext): boolean {
+  if (ctx.local.telemetry.otlp_endpoint) return true;
+  return ctx.tracer.startSpan('mysql-edge tracing probe').isRecording();
+}
+
 export class MysqlEdge implements EdgeContext {
   private current: EdgeEpoch;
   readonly pools: BackendPools;
@@ -62,7 +72,7 @@ export class MysqlEdge implements EdgeContext {
     processes: number,
   ) {
     this.logger = ctx.logger;
-    this.tracer = ctx.local.telemetry.otlp_endpoint ? ctx.tracer : null;
+    this.tracer = tracesRecorded(ctx) ? ctx.tracer : null;
     this.tls = loadFrontendTls(ctx.local);
     this.current = buildEpoch(ctx.config.current(), () => topology.current(), undefined);
     this.sessionStates = new StateTable('mysql-session', SESSION_STATES, SESSION_MOVES, ctx.logger);

@@ -48,7 +48,8 @@ export function metricValue(text: string, name: string, labels: Record<string, s
   return total;
 }
 
-export async function startEdge(backends: readonly BackendSpec[], mysqlToml = '', extraToml = ''): Promise<EdgeHarness> {
+/** `mysqlToml` goes into [mysql], `extraToml` after [proxy.admin], `telemetryToml` into [telemetry]. */
+export async function startEdge(backends: readonly BackendSpec[], mysqlToml = '', extraToml = '', telemetryToml = ''): Promise<EdgeHarness> {
   const dir = await tmpDir('mysql-edge');
   const rwPort = await freePort();
   const roPort = await freePort();
@@ -57,6 +58,7 @@ export async function startEdge(backends: readonly BackendSpec[], mysqlToml = ''
 connect_timeout_seconds = 1
 [telemetry]
 log_level = "warn"
+${telemetryToml}
 [proxy.admin]
 listen = "127.0.0.1:0"
 ${extraToml}
@@ -121,9 +123,9 @@ ${b.extra ?? ''}`,
     metrics,
     metric: async (name, labels) => metricValue(await metrics(), name, labels),
     backends: async () => (await (await fetch(`${admin}/mysql/backends`)).json()) as { backends: { name: string; pool: Record<string, number> | null }[] },
-    async stop() {
-      await runtime.stop('test done');
-      await dir.remove();
-    },
+    stop: (() => {
+      let stopped: Promise<void> | undefined;
+      return () => (stopped ??= runtime.stop('test done').then(() => dir.remove()));
+    })(),
   };
 }

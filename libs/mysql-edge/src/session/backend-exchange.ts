@@ -152,8 +152,9 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const owner = this.owner;
     if (!conn.alive) return this.fail(MysqlEdgeErrors.backendLost(conn.backend, 'connection already closed'), -1);
     if (this.pin === null) conn.attach(this, 'lend');
-    owner.edge.queries.count(this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label, this.role, conn.backend);
-    this.span?.setAttribute('dbproxy.backend', conn.backend);
+    const label = this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label;
+    owner.edge.queries.count(label, this.role, conn.backend);
+    if (this.span !== null) this.span.setAttributes({ 'dbproxy.route': label, 'dbproxy.role': this.role, 'dbproxy.backend': conn.backend });
     this.span?.setAttribute('dbproxy.pool_wait_ms', this.lease?.waitMs ?? 0);
     const parts = this.parts;
     parts.length = 0;

@@ -195,7 +195,6 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     const tracer = this.edge.tracer;
     if (tracer === null) return null;
     const parent = route?.traceparent ? contextFromTraceparent(route.traceparent, route.tracestate) : context.active();
-    const plan = this.ex?.plan;
     return tracer.startSpan(
       `mysql ${kind}`,
       {
@@ -205,8 +204,6 @@ export class ClientSession implements LoginHost, ExchangeOwner {
           'db.statement.hash': route?.fingerprint.hash ?? '',
           'db.user': this.user,
           'dbproxy.listener': this.listener,
-          'dbproxy.route': this.pinned ? 'pinned' : (plan?.label ?? 'primary'),
-          'dbproxy.role': plan?.role ?? 'primary',
         },
       },
       parent,
