@@ -22,7 +22,6 @@ export const MysqlEdgeErrors = {
   ),
   queryTimeout: createError<[number]>('DBP_ERR_MYSQLEDGE_QUERY_TIMEOUT', 'Query execution was interrupted (mysql.query_timeout_seconds = %d exceeded)'),
   resultTooLarge: createError<[number]>('DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE', 'The result exceeds mysql.max_result_bytes = %d; add a LIMIT or raise the limit'),
-  acquireTimeout: createError<[string, string]>('DBP_ERR_MYSQLEDGE_ACQUIRE_TIMEOUT', 'No connection to backend %s became free: %s'),
   unknownStatement: createError<[number, string]>('DBP_ERR_MYSQLEDGE_UNKNOWN_STATEMENT', 'Unknown prepared statement handler (%d) given to %s'),
   tooManyStatements: createError<[number]>(
     'DBP_ERR_MYSQLEDGE_TOO_MANY_STATEMENTS',
@@ -65,7 +64,6 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_PIN_LOST: [1927, '70100'], // ER_CONNECTION_KILLED
   DBP_ERR_MYSQLEDGE_QUERY_TIMEOUT: [1969, '70100'], // ER_STATEMENT_TIMEOUT
   DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE: [1104, '42000'], // ER_TOO_BIG_SELECT
-  DBP_ERR_MYSQLEDGE_ACQUIRE_TIMEOUT: [1040, '08004'], // ER_CON_COUNT_ERROR (backend capacity exhausted)
   DBP_ERR_MYSQLEDGE_UNKNOWN_STATEMENT: [1243, 'HY000'], // ER_UNKNOWN_STMT_HANDLER
   DBP_ERR_MYSQLEDGE_TOO_MANY_STATEMENTS: [1461, '42000'], // ER_MAX_PREPARED_STMT_COUNT_REACHED
   DBP_ERR_MYSQLEDGE_STATEMENT_MEMORY: [1041, 'HY000'], // ER_OUT_OF_RESOURCES

@@ -1,0 +1,77 @@
+// The routing rules of spec 000 on real classifications: replica reads, primary writes, pins,
+// the read-after-write window, the read-only listener, multi-statements, and reset decisions.
+import { SqlRouter } from '@dbproxy/sql';
+import { leavesUntrackedState, planStatement, planCommand, type PlanContext } from './route-planner';
+
+const router = new SqlRouter({ dialect: 'mysql', shardRules: [], multiShard: 'reject', cacheSize: 100 });
+const rw: PlanContext = { listener: 'read_write', readAfterWrite: false, defaultShard: 'default', multiStatements: 'reject' };
+const plan = (sql: string, ctx: Partial<PlanContext> = {}) => planStatement(router.route(sql), { ...rw, ...ctx });
+
+describe('planStatement', () => {
+  it.each([
+    ['SELECT c FROM sbtest1 WHERE id = 1', 'replica', 'replica', null],
+    ['SELECT * FROM t FOR UPDATE', 'primary', 'primary', null],
+    ['SELECT LAST_INSERT_ID()', 'primary', 'primary', null],
+    ['INSERT INTO t VALUES (1)', 'primary', 'primary', null],
+    ['BEGIN', 'primary', 'primary', 'transaction'],
+    ['START TRANSACTION', 'primary', 'primary', 'transaction'],
+    ['SET autocommit = 0', 'primary', 'primary', 'autocommit'],
+    ["SET @x = 'a'", 'primary', 'primary', 'session_state'],
+    ['CREATE TEMPORARY TABLE t (a INT)', 'primary', 'primary', 'session_state'],
+    ['SET NAMES utf8mb4', 'primary', 'primary', null],
+  ])('%s → %s (%s), pin %s', (sql, role, label, pin) => {
+    expect(plan(sql)).toMatchObject({ role, label, pin, shard: 'default' });
+  });
+
+  it('borrows from the reserved pool only to start a pin', () => {
+    expect(plan('BEGIN')).toMatchObject({ reserved: true });
+    expect(plan('UPDATE t SET a = 1')).toMatchObject({ reserved: false, write: true });
+  });
+
+  it('sends reads to the primary inside the read-after-write window', () => {
+    expect(plan('SELECT a FROM t', { readAfterWrite: true })).toMatchObject({ role: 'primary', label: 'read_after_write' });
+  });
+
+  it('refuses writes on the read-only listener (1290) and keeps everything else on replicas', () => {
+    const ro = { listener: 'read_only' as const };
+    expect(plan('UPDATE t SET a = 1', ro)).toMatchObject({ code: 'DBP_ERR_MYSQLEDGE_READ_ONLY' });
+    expect(plan('DROP TABLE t', ro)).toMatchObject({ code: 'DBP_ERR_MYSQLEDGE_READ_ONLY' });
+    expect(plan('SELECT @@server_id', ro)).toMatchObject({ role: 'replica' });
+    expect(plan('BEGIN', ro)).toMatchObject({ role: 'replica', pin: 'transaction', reserved: false });
+  });
+
+  it('rejects multi-statement requests unless multi_statements = "primary"', () => {
+    expect(plan('SELECT 1; SELECT 2')).toMatchObject({ code: 'DBP_ERR_MYSQLEDGE_MULTI_STATEMENT' });
+    expect(plan('SELECT 1; SELECT 2', { multiStatements: 'primary' })).toMatchObject({ role: 'primary' });
+  });
+});
+
+describe('planCommand', () => {
+  it('serves metadata from a replica and schema changes from the primary', () => {
+    expect(planCommand('metadata', rw)).toMatchObject({ role: 'replica' });
+    expect(planCommand('schema', rw)).toMatchObject({ role: 'primary' });
+    expect(planCommand('schema', { ...rw, listener: 'read_only' })).toMatchObject({ role: 'replica' });
+  });
+});
+
+describe('leavesUntrackedState', () => {
+  it.each([
+    ['SELECT a FROM t', false],
+    ['SELECT @@server_id', false],
+    ['UPDATE t SET a = 1', false],
+    ['BEGIN', false],
+    ['COMMIT', false],
+    ['CREATE TABLE x (a INT)', false],
+    ['USE db', false],
+    ['SET NAMES latin1', false],
+    ["SET @x = 'a'", true],
+    ['SELECT GET_LOCK("l", 1)', true],
+    ['SELECT my_function(1)', true],
+    ['CALL proc()', true],
+    ['SET SESSION sql_mode = ""', true],
+    ['CREATE TEMPORARY TABLE t (a INT)', true],
+    ['PREPARE s FROM "SELECT 1"', true],
+  ])('%s → %s', (sql, dirty) => {
+    expect(leavesUntrackedState(router.route(sql).classification)).toBe(dirty);
+  });
+});
