@@ -24,7 +24,7 @@ function validConfig(toml: string, env: Record<string, string>): DbproxyConfig {
 function portsOf(config: DbproxyConfig, service: string): number[] {
   const adminKey = service.replace('-', '_');
   return configuredListeners(config)
-    .filter((l) => l.path === `proxy.admin.${adminKey}` || (service === 'config-api' && l.path === 'config_api.listen') || (service === 'pg-edge' && l.path.startsWith('postgres.')) || (service === 'redis-edge' && l.path.startsWith('redis.')))
+    .filter((l) => l.path === `proxy.admin.${adminKey}` || (service === 'config-api' && l.path === 'config_api.listen') || (service === 'pg-edge' && l.path.startsWith('postgres.')) || (service === 'redis-edge' && l.path.startsWith('redis.')) || (service === 'mysql-edge' && l.path.startsWith('mysql.')))
     .map((l) => Number(l.address.slice(l.address.lastIndexOf(':') + 1)));
 }
 
