@@ -68,17 +68,18 @@ export const redisEdgeService: ServiceDefinition = {
   async start(ctx: ServiceContext): Promise<RunningService> {
     const topology = new TopologyClient({ bus: ctx.bus, protocol: 'redis', config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
     const flusher = new TickFlusher();
+    const replies = new TickFlusher();
     const redis = () => ctx.config.current().config.redis;
     const metrics = createRedisEdgeMetrics(ctx.metrics, { leases: () => links.leaseCounts(), links: () => links.linkCount });
     const links: LinkDirectory = new LinkDirectory({
-      link: { connectTimeoutMs: redis().connect_timeout_seconds * 1000, limits: { maxBulkLength: Math.min(redis().max_bulk_bytes, 0x7fffffff) }, flusher },
+      link: { connectTimeoutMs: redis().connect_timeout_seconds * 1000, limits: { maxBulkLength: Math.min(redis().max_bulk_bytes, 0x7fffffff) }, flusher, afterRead: () => replies.flushNow() },
       commandTimeoutMs: () => redis().command_timeout_seconds * 1000,
       maxLeasesPerNode: () => redis().max_blocking_leases_per_node,
       onLease: (event) => metrics.leaseEvents.inc({ event }),
     });
     const m = metrics;
     await topology.start();
-    const edge = new CommandEdge(ctx.config.current(), links, flusher, m, topology, ctx.logger, ctx.tracer);
+    const edge = new CommandEdge(ctx.config.current(), links, flusher, replies, m, topology, ctx.logger, ctx.tracer);
     const connections = new ConnectionEdge(ctx.config, topology, m, ctx.tracer);
     let stopped = false;
     const unwatch = topology.onChange(() => edge.rebuild());

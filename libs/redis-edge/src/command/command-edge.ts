@@ -49,7 +49,10 @@ export class CommandEdge {
   constructor(
     snapshot: ConfigSnapshot,
     readonly links: LinkDirectory,
+    /** Backend writes: once per turn, so commands of many clients leave in one write per node. */
     readonly flusher: TickFlusher,
+    /** Client writes: after each backend read (replies of one read leave together), else once per turn. */
+    readonly replies: TickFlusher,
     readonly metrics: RedisEdgeMetrics,
     private readonly topology: TopologyClient,
     readonly logger: Logger,

@@ -8,6 +8,7 @@ import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { DEFAULT_STATE, type ConnectionState } from '../io/endpoint';
 import { OutputQueue } from '../io/output-queue';
+import { adoptSocket } from '../io/socket-reader';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import type { Flushable } from '../io/tick-flusher';
 import { StateMachine } from '../state-machine';
@@ -65,20 +66,25 @@ export class CommandSession implements ReplySink, Flushable {
   /** The client half-closed: end once every command it sent is answered. */
   private inputEnded = false;
 
+  /** The client's socket, read without the stream layer (see io/socket-reader). */
+  readonly socket: Socket;
+
   constructor(
-    readonly socket: Socket,
+    accepted: Socket,
     readonly listener: ListenerRole,
     readonly edge: CommandEdge,
   ) {
     const s = edge.settings;
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
-    // A client that half-closes after its last command still gets every reply, then the FIN.
-    socket.allowHalfOpen = true;
+    // A client that half-closes after its last command still gets every reply, then the FIN;
+    // a blocked or subscribed one has gone (as Redis sees it), so its blocks are cancelled.
+    const socket = adoptSocket(accepted, (chunk) => this.received(chunk), true);
+    this.socket = socket;
     socket.once('end', () => {
       this.inputEnded = true;
-      this.endIfDone();
+      if (this.leases.size > 0 || this.subscriber) this.close('client closed while blocked or subscribed');
+      else this.endIfDone();
     });
-    socket.on('data', (chunk: Buffer) => this.received(chunk));
     socket.on('drain', () => this.drained());
     socket.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
     socket.once('close', () => this.close('client closed'));
@@ -228,7 +234,7 @@ export class CommandSession implements ReplySink, Flushable {
   }
 
   private emitted(): void {
-    this.edge.flusher.schedule(this);
+    this.edge.replies.schedule(this);
     if (this.barrier && this.ring.outstanding === 0) {
       this.barrier = false;
       this.resume();
@@ -270,7 +276,7 @@ export class CommandSession implements ReplySink, Flushable {
     } finally {
       this.pumping = false;
     }
-    if (!this.out.empty) this.edge.flusher.schedule(this);
+    if (!this.out.empty) this.edge.replies.schedule(this);
   }
 
   private dispatchAvailable(): void {
@@ -320,7 +326,7 @@ export class CommandSession implements ReplySink, Flushable {
     this.reply(errorReply(err));
     this.quitting = true;
     this.input.consume(this.input.end);
-    this.edge.flusher.schedule(this);
+    this.edge.replies.schedule(this);
   }
 
   /** Called every `sweepMs` by the service: closes a client silent for proxy.client_read_timeout_seconds (not while it waits for replies, blocks or listens). */

@@ -100,7 +100,7 @@ export class Subscriber implements FrameSink {
     if (kind === FrameKind.Message || (kind !== FrameKind.Confirmation && (flags & ReplyFlag.Error) === 0)) {
       // Sent before the server handled our pending command: it goes out before that command's confirmations.
       if (head) head.op.early.push(buf.subarray(start, end));
-      else if (this.s.ring.push(buf, start, end)) this.s.edge.flusher.schedule(this.s);
+      else if (this.s.ring.push(buf, start, end)) this.s.edge.replies.schedule(this.s);
       return;
     }
     if (!head || !queue) return this.serverUnsubscribed(buf, start, end);
@@ -140,7 +140,7 @@ export class Subscriber implements FrameSink {
 
   /** A confirmation nobody asked for: the server dropped shard channels (slot moved); mirror and client follow. */
   private serverUnsubscribed(buf: Buffer, start: number, end: number): void {
-    if (this.s.ring.push(buf, start, end)) this.s.edge.flusher.schedule(this.s);
+    if (this.s.ring.push(buf, start, end)) this.s.edge.replies.schedule(this.s);
   }
 
   private linkTo(route: EndpointRoute): BackendLink {

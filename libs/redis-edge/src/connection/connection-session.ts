@@ -6,6 +6,7 @@ import type { Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
+import { adoptSocket, onreadOptions } from '../io/socket-reader';
 import { StateMachine } from '../state-machine';
 import type { ConnectionEdge } from './connection-edge';
 
@@ -34,20 +35,24 @@ export class ConnectionSession {
   private clientEnded = false;
   private span: Span | undefined;
 
+  /** The client's socket, read without the stream layer (see io/socket-reader). */
+  private readonly client: Socket;
+
   constructor(
-    private readonly client: Socket,
+    accepted: Socket,
     private readonly listener: ListenerRole,
     private readonly edge: ConnectionEdge,
   ) {
     const settings = edge.settings();
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
-    client.allowHalfOpen = true; // a half-close is passed on to the backend, whose replies still come back
+    // A half-close is passed on to the backend, whose replies still come back.
+    const client = adoptSocket(accepted, (chunk) => this.clientBytes(chunk), true);
+    this.client = client;
     client.once('end', () => {
       this.clientEnded = true;
       if (this.machine.is('piping')) this.backend?.end();
       else if (this.machine.is('awaiting-shard')) this.close('client ended before a command');
     });
-    client.on('data', this.onFirstBytes);
     client.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
     client.once('close', () => this.close('client closed'));
     client.setTimeout(settings.idleTimeoutMs);
@@ -55,11 +60,14 @@ export class ConnectionSession {
     edge.metrics.sessions.inc({ mode: 'connection', listener });
   }
 
-  private readonly onFirstBytes = (chunk: Buffer): void => {
-    if (!this.machine.is('awaiting-shard')) return this.hold(chunk);
-    this.input.append(chunk, this.scanner.needBytes);
-    this.examineFirstCommand();
-  };
+  private clientBytes(chunk: Buffer): void {
+    if (this.machine.is('piping')) {
+      if (!(this.backend as Socket).write(chunk)) this.client.pause();
+    } else if (this.machine.is('awaiting-shard')) {
+      this.input.append(chunk, this.scanner.needBytes);
+      this.examineFirstCommand();
+    } else if (this.machine.is('connecting')) this.hold(chunk);
+  }
 
   private examineFirstCommand(): void {
     let batch: CommandBatch;
@@ -106,7 +114,7 @@ export class ConnectionSession {
     this.edge.opened(target.name);
     this.span = this.edge.tracer.startSpan('redis.connection', { attributes: { 'db.system': 'redis', 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
     const [host, port] = [target.address.slice(0, target.address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), Number(target.address.slice(target.address.lastIndexOf(':') + 1))];
-    const backend = connect({ host, port, noDelay: true, allowHalfOpen: true });
+    const backend = connect({ host, port, noDelay: true, allowHalfOpen: true, onread: onreadOptions((chunk) => this.client.write(chunk) || backend.pause()) });
     this.backend = backend;
     backend.setTimeout(this.edge.settings().connectTimeoutMs);
     backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target.address, 'timed out'));
@@ -125,13 +133,10 @@ export class ConnectionSession {
     this.machine.transition('connecting', 'piping', 'backend connected');
     backend.setTimeout(0);
     const client = this.client;
-    client.off('data', this.onFirstBytes);
     if (this.pending.length > 0) backend.write(this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending));
     this.pending.length = 0;
-    // Both directions as they arrive, each paused while the other side's socket buffers (what pipe() does, with less machinery).
-    client.on('data', (chunk: Buffer) => backend.write(chunk) || client.pause());
+    // Both directions as they arrive (clientBytes, the backend's onread), each paused while the other side's socket buffers.
     backend.on('drain', () => client.resume());
-    backend.on('data', (chunk: Buffer) => client.write(chunk) || backend.pause());
     client.on('drain', () => backend.resume());
     backend.once('end', () => client.end());
     if (this.clientEnded) backend.end();

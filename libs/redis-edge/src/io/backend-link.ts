@@ -7,6 +7,7 @@ import { errorMessage } from '@dbproxy/util';
 import { RedisEdgeErrors } from '../errors';
 import { StateMachine } from '../state-machine';
 import type { NodeEndpoint } from './endpoint';
+import { onreadOptions } from './socket-reader';
 import { LinkFifo } from './link-fifo';
 import { OutputQueue } from './output-queue';
 import { SendFlag, type ReplySink } from './reply-sink';
@@ -34,6 +35,8 @@ export interface LinkOptions {
   readonly flusher: TickFlusher;
   /** Called once when the link opens and once when it closes (gauges). */
   readonly onOpenChange?: (link: BackendLink, open: boolean) => void;
+  /** Called after each read's replies were handed over (the replies can leave for clients now). */
+  readonly afterRead?: () => void;
 }
 
 function splitAddress(address: string): { host: string; port: number } {
@@ -135,12 +138,11 @@ export class BackendLink implements Flushable {
   private open(): void {
     this.machine.transition('idle', 'connecting', 'first command');
     const { host, port } = splitAddress(this.endpoint.address);
-    const socket = connect({ host, port, noDelay: true });
+    const socket = connect({ host, port, noDelay: true, onread: onreadOptions((chunk) => this.received(chunk)) });
     this.socket = socket;
     socket.setTimeout(this.options.connectTimeoutMs);
     socket.once('timeout', () => this.close(RedisEdgeErrors.backendConnect(this.endpoint.address, 'timed out'), 'connect timeout'));
     socket.once('connect', () => this.connected());
-    socket.on('data', (chunk: Buffer) => this.received(chunk));
     socket.on('error', (err) => this.lost(err));
     socket.once('close', () => this.lost(undefined));
   }
@@ -190,6 +192,7 @@ export class BackendLink implements Flushable {
       if (this.closeError) return;
     }
     this.input.consume(batch.consumed);
+    this.options.afterRead?.();
   }
 
   private setupReply(buf: Buffer, start: number, end: number, flags: number): void {

@@ -1,5 +1,6 @@
 // Batches socket writes per event-loop turn: whatever sessions and backend connections queued
-// while the poll phase handled reads is written once each, in the check phase of the same turn.
+// while the poll phase handled reads is written once each, in the check phase of the same turn
+// (or earlier, by flushNow, when the caller knows nothing more will join the batch).
 
 /** Something with queued bytes to write once per turn. */
 export interface Flushable {
@@ -11,7 +12,10 @@ export interface Flushable {
 export class TickFlusher {
   private readonly queue: Flushable[] = [];
   private scheduled = false;
-  private readonly run = (): void => this.flushAll();
+  private readonly run = (): void => {
+    this.scheduled = false;
+    this.flushAll();
+  };
 
   /** Queues `item` for this turn's flush (once, however often it is called). */
   schedule(item: Flushable): void {
@@ -24,8 +28,12 @@ export class TickFlusher {
     }
   }
 
+  /** Flushes what is queued now instead of at the end of the turn (the turn's flush then finds less to do). */
+  flushNow(): void {
+    if (this.queue.length > 0) this.flushAll();
+  }
+
   private flushAll(): void {
-    this.scheduled = false;
     const queue = this.queue;
     // Items queued by a flush (a reply written synchronously) join this same pass.
     for (let i = 0; i < queue.length; i++) {
