@@ -29,6 +29,12 @@ describe('Fingerprinter', () => {
     expect(fp('SELECT * FROM t WHERE id IN (SELECT 1)')).toBe('SELECT * FROM t WHERE id IN (SELECT ?)');
   });
 
+  it('reads a word after a dot as a name part, however the dotted name is spaced', () => {
+    expect(fp('SELECT a\r.IN (1)')).toBe(fp('SELECT a.IN (1)'));
+    expect(fp('SELECT a . IN (1)')).toBe('SELECT a.IN(?)');
+    expect(fp('SELECT t . values (1)')).toBe('SELECT t.VALUES(?)');
+  });
+
   it('collapses identical VALUES rows and keeps differing ones', () => {
     expect(fp("INSERT INTO t (a, b) VALUES (1, 'x'), (2, 'y')")).toBe('INSERT INTO t(a, b) VALUES (?, ?)');
     expect(fp("INSERT INTO t (a, b) VALUES (1, 'x')")).toBe('INSERT INTO t(a, b) VALUES (?, ?)');

@@ -22,6 +22,7 @@ const RPAREN = Tok.RParen;
 const COMMA = Tok.Comma;
 const SEMICOLON = Tok.Semicolon;
 const DOT = Tok.Dot;
+const VARIABLE = Tok.Variable;
 const LBRACKET = Tok.LBracket;
 const QUALIFIED = Tok.QualifiedName;
 const RBRACKET = Tok.RBracket;
@@ -38,13 +39,15 @@ const SPACE_BEFORE = new Uint8Array(32 * 32);
 for (let prev = 0; prev < 32; prev++) {
   for (let kind = 0; kind < 32; kind++) {
     const glued =
-      prev === LPAREN || prev === LBRACKET || prev === DOT || kind === RPAREN || kind === RBRACKET || kind === COMMA || kind === SEMICOLON || kind === DOT ||
+      prev === LPAREN || prev === LBRACKET || prev === DOT || kind === RPAREN || kind === RBRACKET || kind === COMMA || kind === SEMICOLON ||
+      (kind === DOT && prev !== VARIABLE) || // `@@x .` stays apart: `@@x.` would read back as one variable
       (kind === LPAREN && (prev === QUOTED || prev === QUALIFIED)) ||
       (kind === LBRACKET && (prev === QUOTED || prev === QUALIFIED || prev === WORD || prev === RPAREN || prev === RBRACKET || prev === SLOT));
     SPACE_BEFORE[prev * 32 + kind] = glued ? 0 : 1;
   }
 }
 
+const isDigitCode = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 const ROWS_NONE = 0;
 const ROWS_IN_ROW = 1;
@@ -122,7 +125,8 @@ export class Fingerprinter {
     if (isLiteralKind(kind)) this.literal(kind);
     else if (kind === WORD) {
       const keyword = this.scanner.keyword;
-      this.emitSource(kind, keyword, keyword !== 0 ? 1 : this.wordFold);
+      // A word after `.` is a name part, never a keyword (as in a dotted name read in one token).
+      this.emitSource(kind, this.prevKind === DOT ? 0 : keyword, keyword !== 0 ? 1 : this.wordFold);
     } else if (kind === LPAREN) this.openParen();
     else if (kind === RPAREN) this.closeParen();
     else if (kind === SEMICOLON) this.semicolon();
@@ -277,6 +281,8 @@ export class Fingerprinter {
 
   private emitSource(kind: number, keyword: number, fold: 0 | 1 | 2): void {
     this.space(kind);
+    // `. 1a` stays apart: `.1a` would read back as a number and a word.
+    if (this.prevKind === DOT && isDigitCode(this.scanner.text.charCodeAt(this.scanner.start))) this.scan.out.appendCode(0x20);
     this.scan.out.append(this.scanner.text, this.scanner.start, this.scanner.end, fold);
     this.prevKind = kind;
     this.prevKeyword = keyword;
