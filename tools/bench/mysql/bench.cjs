@@ -5,8 +5,12 @@
 // resident memory of mysql-edge holding 2,000 idle authenticated client connections.
 // Never run by `npm test`.
 //
-// Usage: node tools/bench/mysql/bench.cjs [--duration 10] [--quick] [--rounds 1] [--workers 1] [--idle 2000]
+// Usage: node tools/bench/mysql/bench.cjs [--duration 10] [--quick] [--rounds 1] [--workers 1] [--idle 2000] [--soak [--soak-only]]
 //   --quick    3 s per run;  --workers N  mysql-edge worker processes (N > 1 starts a nats-server)
+//   --rounds N each measurement N times, interleaved, best kept (the machine is shared and noisy)
+//   --soak     also sysbench oltp_read_write, 32 threads, 60 s, through mysql-edge: autocommit
+//              (reads on the replica, read_after_write_seconds = 0) and in transactions; zero errors
+//              expected; prints per-backend query counters and the replica's own executes
 // Starts its own MariaDB primary + replica (libs/testing), installs sysbench and haproxy with
 // apt-get when missing, runs mysql-edge + topology from dist/ (build first with `npm run build`).
 'use strict';
@@ -27,6 +31,8 @@ const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const ROUNDS = Number(opt('rounds', '1'));
 const WORKERS = Number(opt('workers', '1'));
 const IDLE = Number(opt('idle', '2000'));
+const SOAK = args.includes('--soak') || args.includes('--soak-only');
+const SOAK_ONLY = args.includes('--soak-only');
 const TABLES = 4;
 const TABLE_SIZE = 20000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -122,14 +128,14 @@ async function startHaproxy(dir, backendPort, port) {
   return child;
 }
 
-async function startEdge(dir, db, natsUrl) {
+async function startEdge(dir, db, natsUrl, extraMysql = '') {
   const [rw, ro, admin] = [await freePort(), await freePort(), await freePort()];
   const config = join(dir, 'dbproxy.toml');
   writeFileSync(
     config,
     `[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[telemetry]\nlog_level = "warn"\n${natsUrl ? `[bus]\nnats_url = "${natsUrl}"\n` : ''}` +
       `[[users]]\nname = "bench"\npassword = "bench-secret"\n` +
-      `[health]\ninterval_seconds = 2\n[mysql]\nenabled = true\nworkers = ${WORKERS}\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\nmax_connections = ${IDLE + 200}\npool_max_per_backend = 40\n` +
+      `[health]\ninterval_seconds = 2\n[mysql]\nenabled = true\nworkers = ${WORKERS}\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\nmax_connections = ${IDLE + 200}\npool_max_per_backend = 40\n${extraMysql}` +
       `[postgres]\nenabled = false\n[redis]\nenabled = false\n` +
       `[[mysql_backends]]\nname = "primary"\naddress = "127.0.0.1:${db.primary.port}"\nrole = "primary"\nreserved_pool = 8\n` +
       `[[mysql_backends]]\nname = "replica"\naddress = "127.0.0.1:${db.replicas[0].port}"\nrole = "replica"\n`,
@@ -159,6 +165,42 @@ async function idleMemory(edge) {
 
 const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
+function metric(text, name, labels) {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+function replicaExecutes(db) {
+  const out = execFileSync('mariadb', ['-h', '127.0.0.1', '-P', String(db.replicas[0].port), '-u', 'root', '-N', '-e', "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"], { encoding: 'utf8' });
+  return Number(out.trim().split(/\s+/)[1]);
+}
+
+/** 60 s of oltp_read_write through a mysql-edge with read_after_write_seconds = 0: autocommit, then in transactions. */
+async function soak(dir, db, natsUrl) {
+  const edge = await startEdge(dir, db, natsUrl, 'read_after_write_seconds = 0\n');
+  const target = { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret' };
+  try {
+    for (const [label, extra] of [['autocommit (--skip_trx=on)', ['--skip_trx=on', '--time=60']], ['transactions', ['--time=60']]]) {
+      const before = await (await fetch(`http://127.0.0.1:${edge.admin}/metrics`)).text();
+      const executes = replicaExecutes(db);
+      const r = sysbench('oltp_read_write', target, 32, 'run', extra);
+      const after = await (await fetch(`http://127.0.0.1:${edge.admin}/metrics`)).text();
+      const delta = (route, backend) => metric(after, 'dbproxy_mysql_queries_total', { route, backend }) - metric(before, 'dbproxy_mysql_queries_total', { route, backend });
+      console.log(
+        `soak oltp_read_write 32 threads 60 s ${label}: ${fmt(r.tps, 1)} tps, p95 ${fmt(r.p95, 2)} ms, errors ${r.errors}; ` +
+          `replica reads ${delta('replica', 'replica')}, primary ${delta('primary', 'primary')}, pinned ${delta('pinned', 'primary')}; replica executed ${replicaExecutes(db) - executes} statements`,
+      );
+    }
+  } finally {
+    edge.child.kill('SIGTERM');
+    await new Promise((r) => edge.child.once('exit', r));
+  }
+}
+
 async function main() {
   ensure('sysbench', 'sysbench');
   ensure('haproxy', 'haproxy');
@@ -173,6 +215,8 @@ async function main() {
     console.log(`preparing ${TABLES} x ${TABLE_SIZE} rows...`);
     sysbench('oltp_read_only', direct, 4, 'prepare');
     await db.waitForReplicaCatchUp({ timeoutMs: 120000 });
+    if (SOAK) await soak(dir, db, nats?.url);
+    if (SOAK_ONLY) return;
     const haproxyPort = await freePort();
     haproxy = await startHaproxy(dir, db.primary.port, haproxyPort);
     edge = await startEdge(dir, db, nats?.url);
