@@ -1,6 +1,7 @@
-// Limits and failures through mysql-edge against real MariaDB: a backend connection KILLed mid-query,
-// query deadline, result and packet bounds, admission, pool exhaustion with the reserved pool, drain
-// actions, and a configuration epoch arriving while a transaction is pinned.
+// Limits and failures through mysql-edge (beside the real topology service) against real MariaDB: a
+// backend connection KILLed mid-query, query deadline, result and packet bounds, admission, pool
+// exhaustion with the reserved pool, a drain-backend action applied by topology, and a
+// configuration epoch arriving while a transaction is pinned.
 import { KvRecords, openRecords } from '@dbproxy/bus';
 import { documentHash } from '@dbproxy/runtime';
 import { startMariaDb, waitFor } from '@dbproxy/testing';
@@ -125,16 +126,21 @@ it('gives BEGIN the reserved pool while ordinary primary connections are all bus
   for (const c of [...busy, tx, waiter]) await c.end();
 });
 
-it('retires a draining backend: it leaves read selection and its connections close when released', async () => {
-  const c = await edge.connect({ database: 'app' });
-  await c.query('SELECT v FROM t');
-  await waitFor(async () => (await edge.backends()).backends.find((b) => b.name === 'replica')?.pool?.['total'] || null);
-  edge.publishTopology({ replica: { draining: true } });
-  await waitFor(async () => (await edge.backends()).backends.find((b) => b.name === 'replica')?.pool?.['total'] === 0 || null, { description: 'replica pool retired' });
-  const [[row]] = await c.query<RowDataPacket[]>('SELECT @@server_id AS id');
-  expect(row?.['id']).toBe(db.primary.serverId);
-  edge.publishTopology();
-  await c.end();
+it('retires a backend drained by a blue/green action: its pooled connections close, reads go to the primary until the deadline, then return', async () => {
+  const ro = await edge.connect({ port: edge.roPort, database: 'app' });
+  const servedBy = async () => Number((await ro.query<RowDataPacket[]>('SELECT @@server_id AS id'))[0][0]?.['id']);
+  // the edge's pooled connections on the replica (its monitor and our own direct connection have no database)
+  const pooledOnReplica = async () => Number((await direct.replica.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM information_schema.processlist WHERE user = 'root' AND db = 'app'"))[0][0]?.['n']);
+  expect(await servedBy()).toBe(db.replicas[0]!.serverId);
+  expect((await edge.backend('replica')).pool?.['total']).toBeGreaterThan(0);
+  expect(await pooledOnReplica()).toBeGreaterThan(0);
+  edge.bgdAction({ action: 'drain-backend', backend: 'replica', deadlineMs: 5000 });
+  await edge.waitForBackend('replica', (b) => b.draining === true && b.pool?.['total'] === 0, 'replica pool retired');
+  await waitFor(async () => (await pooledOnReplica()) === 0, { timeoutMs: 2000, description: 'the replica to see the pooled connections close' });
+  expect(await servedBy()).toBe(db.primary.serverId);
+  await edge.waitForBackend('replica', (b) => b.draining === false, 'the drain deadline to pass');
+  expect(await servedBy()).toBe(db.replicas[0]!.serverId);
+  await ro.end();
 });
 
 it('applies a new configuration epoch to new sessions while a pinned transaction keeps its epoch and backend', async () => {

@@ -1,7 +1,8 @@
-// Routing through mysql-edge against a real MariaDB primary and GTID replica: safe reads on the
-// replica, writes and unsafe reads on the primary, transaction and session pins, read-after-write,
-// replayed USE/SET NAMES, the read-only listener, fallback, multi-statement refusal.
-import { startMariaDb } from '@dbproxy/testing';
+// Routing through mysql-edge (beside the real topology service) against a real MariaDB primary and
+// GTID replica: safe reads on the replica, writes and unsafe reads on the primary, transaction and
+// session pins, read-after-write, replayed USE/SET NAMES, the read-only listener, fallback while the
+// replica's replication or the replica itself is stopped, multi-statement refusal.
+import { startMariaDb, type MariaDbServer } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { startEdge, type EdgeHarness } from './harness';
 
@@ -12,10 +13,28 @@ let edge: EdgeHarness;
 let direct: { primary: Connection; replica: Connection };
 
 const counted = (route: string, backend: string) => edge.metric('dbproxy_mysql_queries_total', { route, backend });
+const connectDirect = (server: MariaDbServer) => createConnection({ host: server.host, port: server.port, user: 'root' });
 
-async function comSelect(c: Connection): Promise<number> {
-  const [rows] = await c.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Com_select'");
-  return Number(rows[0]?.['Value']);
+/**
+ * Gives each server a table `app.node` holding its own name, written with the binary log off so it
+ * never replicates: a safe read joining it shows which server ran it.
+ */
+async function markServer(c: Connection, name: string): Promise<void> {
+  await c.query('SET SESSION sql_log_bin = 0');
+  await c.query('CREATE TABLE app.node (name VARCHAR(10))');
+  await c.query('INSERT INTO app.node VALUES (?)', [name]);
+  await c.query('SET SESSION sql_log_bin = 1');
+}
+
+/** Reads item `id` with the name of the server that answered (a safe read: replica-eligible). */
+async function itemWithNode(c: Connection, id: number): Promise<RowDataPacket[]> {
+  const [rows] = await c.query<RowDataPacket[]>('SELECT i.name, n.name AS node FROM items i, node n WHERE i.id = ?', [id]);
+  return rows;
+}
+
+async function serverIdOn(c: Connection): Promise<number> {
+  const [[row]] = await c.query<RowDataPacket[]>('SELECT @@server_id AS id');
+  return Number(row?.['id']);
 }
 
 beforeAll(async () => {
@@ -28,19 +47,18 @@ beforeAll(async () => {
     ],
     'read_after_write_seconds = 1',
   );
-  direct = {
-    primary: await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' }),
-    replica: await createConnection({ host: replica.host, port: replica.port, user: 'root' }),
-  };
+  direct = { primary: await connectDirect(db.primary), replica: await connectDirect(replica) };
   await direct.primary.query('CREATE DATABASE app');
   await direct.primary.query('CREATE TABLE app.items (id INT PRIMARY KEY, name VARCHAR(40) CHARACTER SET utf8mb4)');
   await direct.primary.query("INSERT INTO app.items VALUES (1, 'one'), (2, 'two'), (3, 'three')");
   await db.waitForReplicaCatchUp();
+  await markServer(direct.primary, 'primary');
+  await markServer(direct.replica, 'replica');
 });
 
 afterAll(async () => {
   await direct?.primary.end();
-  await direct?.replica.end();
+  await direct?.replica.end().catch(() => direct.replica.destroy());
   await edge?.stop();
   await db?.destroy();
 });
@@ -48,15 +66,13 @@ afterAll(async () => {
 describe('read/write split', () => {
   it('serves safe reads from the replica and writes from the primary (query and execute)', async () => {
     const c = await edge.connect({ database: 'app' });
-    const replicaSelects = await comSelect(direct.replica);
     const before = await counted('replica', 'replica');
-    const [q] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 2');
-    const [e] = await c.execute<RowDataPacket[]>('SELECT name FROM items WHERE id = ?', [3]);
-    expect(q).toEqual([{ name: 'two' }]);
-    expect(e).toEqual([{ name: 'three' }]);
+    const [q] = await c.query<RowDataPacket[]>('SELECT i.name, n.name AS node FROM items i, node n WHERE i.id = 2');
+    const [e] = await c.execute<RowDataPacket[]>('SELECT i.name, n.name AS node FROM items i, node n WHERE i.id = ?', [3]);
+    expect(q).toEqual([{ name: 'two', node: 'replica' }]);
+    expect(e).toEqual([{ name: 'three', node: 'replica' }]);
     // the query, the execute, and the prepare mysql2 sends before it
     expect(await counted('replica', 'replica')).toBe(before + 3);
-    expect(await comSelect(direct.replica)).toBeGreaterThanOrEqual(replicaSelects + 2);
     const writes = await counted('primary', 'primary');
     await c.execute('INSERT INTO items VALUES (?, ?)', [10, 'ten']);
     expect(await counted('primary', 'primary')).toBe(writes + 2); // its prepare and its execute
@@ -77,19 +93,13 @@ describe('read/write split', () => {
 
   it('reads its own write right after an autocommit write (read-after-write window), then returns to the replica', async () => {
     const c = await edge.connect({ database: 'app' });
-    await direct.replica.query('STOP SLAVE');
-    try {
-      await c.query("INSERT INTO items VALUES (20, 'twenty')");
-      const [rows] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 20');
-      expect(rows).toEqual([{ name: 'twenty' }]);
-      expect(await counted('read_after_write', 'primary')).toBeGreaterThanOrEqual(1);
-      await new Promise((r) => setTimeout(r, 1_100));
-      const [stale] = await c.query<RowDataPacket[]>('SELECT name FROM items WHERE id = 20');
-      expect(stale).toEqual([]); // the replica, whose replication is stopped, has not seen it
-    } finally {
-      await direct.replica.query('START SLAVE');
-    }
+    const pinnedReads = await counted('read_after_write', 'primary');
+    await c.query("INSERT INTO items VALUES (20, 'twenty')");
+    expect(await itemWithNode(c, 20)).toEqual([{ name: 'twenty', node: 'primary' }]);
+    expect(await counted('read_after_write', 'primary')).toBe(pinnedReads + 1);
+    await new Promise((r) => setTimeout(r, 1_100));
     await db.waitForReplicaCatchUp();
+    expect(await itemWithNode(c, 20)).toEqual([{ name: 'twenty', node: 'replica' }]);
     await c.end();
   });
 });
@@ -191,21 +201,49 @@ describe('listeners and refusals', () => {
     await c.end();
   });
 
-  it('falls back to the primary when no replica is usable, and returns when it is', async () => {
+  it('falls back to the primary while the replica\'s replication is stopped (lagging), keeps its pool, and returns once it replicates', async () => {
     const ro = await edge.connect({ port: edge.roPort, database: 'app' });
-    edge.publishTopology({ replica: { healthy: false } });
-    await new Promise((r) => setTimeout(r, 100));
-    const pool = (await edge.backends()).backends.find((b) => b.name === 'replica')?.pool;
-    const [[row]] = await ro.query<RowDataPacket[]>('SELECT @@server_id AS id, name FROM items WHERE id = 1');
-    expect(row).toEqual({ id: db.primary.serverId, name: 'one' });
-    expect(await edge.metric('dbproxy_mysql_queries_total', { route: 'fallback', backend: 'primary' })).toBeGreaterThanOrEqual(1);
-    // the unhealthy replica's pool was not destroyed
-    expect((await edge.backends()).backends.find((b) => b.name === 'replica')?.pool?.['total']).toBe(pool?.['total']);
-    edge.publishTopology();
-    await new Promise((r) => setTimeout(r, 100));
-    const [[back]] = await ro.query<RowDataPacket[]>('SELECT @@server_id AS id');
-    expect(back?.['id']).toBe(db.replicas[0]!.serverId);
+    expect(await serverIdOn(ro)).toBe(db.replicas[0]!.serverId);
+    await direct.replica.query('STOP SLAVE');
+    try {
+      await edge.waitForBackend('replica', (b) => b.lagging === true, 'topology to find the replica with stopped replication lagging');
+      const pool = (await edge.backend('replica')).pool;
+      expect(pool?.['total']).toBeGreaterThan(0);
+      const fallbacks = await counted('fallback', 'primary');
+      const [[row]] = await ro.query<RowDataPacket[]>('SELECT @@server_id AS id, name FROM items WHERE id = 1');
+      expect(row).toEqual({ id: db.primary.serverId, name: 'one' });
+      expect(await counted('fallback', 'primary')).toBe(fallbacks + 1);
+      // the lagging replica's pool was not destroyed
+      expect((await edge.backend('replica')).pool?.['total']).toBe(pool?.['total']);
+    } finally {
+      await direct.replica.query('START SLAVE');
+    }
+    await edge.waitForBackend('replica', (b) => b.lagging === false, 'topology to find the replica replicating again');
+    expect(await serverIdOn(ro)).toBe(db.replicas[0]!.serverId);
     await ro.end();
+  });
+
+  it('falls back to the primary while the replica server is stopped, and returns to it once it is back', async () => {
+    const replica = db.replicas[0]!;
+    const ro = await edge.connect({ port: edge.roPort, database: 'app' });
+    const rw = await edge.connect({ database: 'app' });
+    expect(await itemWithNode(rw, 1)).toEqual([{ name: 'one', node: 'replica' }]);
+    await direct.replica.end();
+    await replica.stop();
+    try {
+      await edge.waitForBackend('replica', (b) => b.healthy === false, 'topology to find the stopped replica down');
+      expect(await serverIdOn(ro)).toBe(db.primary.serverId);
+      expect(await itemWithNode(rw, 1)).toEqual([{ name: 'one', node: 'primary' }]);
+    } finally {
+      await replica.start();
+      direct.replica = await connectDirect(replica);
+    }
+    await db.waitForReplicaCatchUp();
+    await edge.waitForBackend('replica', (b) => b.healthy === true && b.lagging === false, 'topology to find the replica up again', 30_000);
+    expect(await serverIdOn(ro)).toBe(replica.serverId);
+    expect(await itemWithNode(rw, 1)).toEqual([{ name: 'one', node: 'replica' }]);
+    await ro.end();
+    await rw.end();
   });
 
   it('rejects multi-statement requests with a clear ERR', async () => {
