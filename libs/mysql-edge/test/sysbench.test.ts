@@ -72,15 +72,17 @@ it(`oltp_read_write, 32 threads, ${SECONDS} s, autocommit: zero errors, reads se
   const replicaSelects = await status(replica, 'Com_stmt_execute');
   const replicaReads = await edge.metric('dbproxy_mysql_queries_total', { route: 'replica', backend: 'replica' });
   const primaryWrites = await edge.metric('dbproxy_mysql_queries_total', { route: 'primary', backend: 'primary' });
-  const { stdout } = await sysbench('run', ['--threads=32', `--time=${SECONDS}`, '--skip_trx=on', '--report-interval=0', '--rand-type=uniform']);
+  // Without transactions sysbench's DELETE + INSERT of one random id races between threads (1062
+  // duplicate key, on a direct connection too), so the autocommit run keeps the updates only.
+  const { stdout } = await sysbench('run', ['--threads=32', `--time=${SECONDS}`, '--skip_trx=on', '--delete_inserts=0', '--report-interval=0', '--rand-type=uniform']);
   const result = report(stdout);
   expect(result.errors).toBe(0);
   expect(result.transactions).toBeGreaterThan(10);
   const reads = (await edge.metric('dbproxy_mysql_queries_total', { route: 'replica', backend: 'replica' })) - replicaReads;
   const writes = (await edge.metric('dbproxy_mysql_queries_total', { route: 'primary', backend: 'primary' })) - primaryWrites;
-  // per event: 14 reads (10 point selects, 4 ranges) and 4 writes
+  // per event: 14 reads (10 point selects, 4 ranges) and 2 writes (an index and a non-index update)
   expect(reads).toBeGreaterThanOrEqual(result.transactions * 14);
-  expect(writes).toBeGreaterThanOrEqual(result.transactions * 4);
+  expect(writes).toBeGreaterThanOrEqual(result.transactions * 2);
   // ... and the replica itself executed them
   expect((await status(replica, 'Com_stmt_execute')) - replicaSelects).toBeGreaterThanOrEqual(result.transactions * 14);
   process.stdout.write(`sysbench oltp_read_write autocommit ${SECONDS}s: ${result.transactions} tx, ${result.queries} queries, ${result.errors} errors; replica reads ${reads}, primary writes ${writes}\n`);

@@ -6,7 +6,11 @@
 // Never run by `npm test`.
 //
 // Usage: node tools/bench/mysql/bench.cjs [--duration 10] [--quick] [--rounds 1] [--workers 1] [--idle 2000] [--soak [--soak-only]]
+//                                          [--point-select] [--edge-node-args "--cpu-prof --cpu-prof-dir=/tmp/p"]
 //   --quick    3 s per run;  --workers N  mysql-edge worker processes (N > 1 starts a nats-server)
+//   --point-select  iteration run: only oltp_point_select (8 and 32 threads) through haproxy and
+//              mysql-edge, no idle-memory measurement
+//   --edge-node-args  extra node options for the mysql-edge process (profiling); its pid is printed
 //   --rounds N each measurement N times, interleaved, best kept (the machine is shared and noisy)
 //   --soak     also sysbench oltp_read_write, 32 threads, 60 s, through mysql-edge: autocommit
 //              (reads on the replica, read_after_write_seconds = 0) and in transactions; zero errors
@@ -33,6 +37,8 @@ const WORKERS = Number(opt('workers', '1'));
 const IDLE = Number(opt('idle', '2000'));
 const SOAK = args.includes('--soak') || args.includes('--soak-only');
 const SOAK_ONLY = args.includes('--soak-only');
+const POINT_SELECT = args.includes('--point-select');
+const EDGE_NODE_ARGS = (opt('edge-node-args', '') ?? '').split(' ').filter(Boolean);
 const TABLES = 4;
 const TABLE_SIZE = 20000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -140,7 +146,8 @@ async function startEdge(dir, db, natsUrl, extraMysql = '') {
       `[[mysql_backends]]\nname = "primary"\naddress = "127.0.0.1:${db.primary.port}"\nrole = "primary"\nreserved_pool = 8\n` +
       `[[mysql_backends]]\nname = "replica"\naddress = "127.0.0.1:${db.replicas[0].port}"\nrole = "replica"\n`,
   );
-  const child = spawn(process.execPath, [join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...EDGE_NODE_ARGS, join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (EDGE_NODE_ARGS.length > 0) console.log(`mysql-edge pid ${child.pid} (${EDGE_NODE_ARGS.join(' ')})`);
   const deadline = Date.now() + 60000;
   for (;;) {
     const ready = await fetch(`http://127.0.0.1:${admin}/readyz`).then((r) => r.status === 200).catch(() => false);
@@ -184,7 +191,7 @@ async function soak(dir, db, natsUrl) {
   const edge = await startEdge(dir, db, natsUrl, 'read_after_write_seconds = 0\n');
   const target = { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret' };
   try {
-    for (const [label, extra] of [['autocommit (--skip_trx=on)', ['--skip_trx=on', '--time=60']], ['transactions', ['--time=60']]]) {
+    for (const [label, extra] of [['autocommit (--skip_trx=on --delete_inserts=0: without transactions the DELETE + INSERT pair races between threads)', ['--skip_trx=on', '--delete_inserts=0', '--time=60']], ['transactions', ['--time=60']]]) {
       const before = await (await fetch(`http://127.0.0.1:${edge.admin}/metrics`)).text();
       const executes = replicaExecutes(db);
       const r = sysbench('oltp_read_write', target, 32, 'run', extra);
@@ -220,10 +227,11 @@ async function main() {
     const haproxyPort = await freePort();
     haproxy = await startHaproxy(dir, db.primary.port, haproxyPort);
     edge = await startEdge(dir, db, nats?.url);
-    const targets = [direct, { name: 'haproxy', port: haproxyPort, user: 'root', password: '' }, { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret' }];
+    const proxied = [{ name: 'haproxy', port: haproxyPort, user: 'root', password: '' }, { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret' }];
+    const targets = POINT_SELECT ? proxied : [direct, ...proxied];
     for (const t of targets) sysbench('oltp_point_select', { ...t }, 8, 'run', ['--time=2']); // warm-up
     const rows = [];
-    for (const test of ['oltp_point_select', 'oltp_read_only']) {
+    for (const test of POINT_SELECT ? ['oltp_point_select'] : ['oltp_point_select', 'oltp_read_only']) {
       for (const threads of [8, 32]) {
         const best = {};
         for (let round = 0; round < ROUNDS; round++) {
@@ -232,6 +240,7 @@ async function main() {
             if (!best[t.name] || r.tps > best[t.name].tps) best[t.name] = r;
           }
         }
+        if (POINT_SELECT) best['MariaDB'] = { tps: NaN, p95: NaN, errors: NaN };
         rows.push({ test, threads, ...best });
         const line = targets.map((t) => `${t.name} ${fmt(best[t.name].tps)} tps p95 ${fmt(best[t.name].p95, 2)} ms err ${best[t.name].errors}`).join(' | ');
         console.log(`${test} ${threads} threads: ${line}`);
@@ -245,6 +254,7 @@ async function main() {
         `| ${r.test} | ${r.threads} | ${fmt(d.tps)} (${fmt(d.p95, 2)}) | ${fmt(h.tps)} (${fmt(h.p95, 2)}) | ${fmt(e.tps)} (${fmt(e.p95, 2)}) | ${fmt(e.tps / h.tps, 2)}x | ${fmt(e.tps / d.tps, 2)}x | ${fmt(h.tps / d.tps, 2)}x |`,
       );
     }
+    if (POINT_SELECT) return;
     const memory = await idleMemory(edge);
     console.log(
       `\nmysql-edge (${WORKERS} process${WORKERS > 1 ? 'es' : ''}) with ${IDLE} idle authenticated connections: RSS ${fmt(memory.before / 1048576, 1)} MiB -> ${fmt(memory.after / 1048576, 1)} MiB = ${fmt(memory.perConnection / 1024, 1)} KiB per connection`,
