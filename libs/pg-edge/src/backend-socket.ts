@@ -2,7 +2,7 @@
 // [postgres_backends.tls] asks for it (SSLRequest, chain and hostname verified, private CA, client
 // certificate); and sending a CancelRequest with a backend's real key.
 import { readFileSync } from 'node:fs';
-import { isIP, connect as netConnect, type Socket } from 'node:net';
+import { isIP, connect as netConnect, type OnReadOpts, type Socket } from 'node:net';
 import { connect as tlsConnect, rootCertificates, type ConnectionOptions } from 'node:tls';
 import { splitListen } from '@dbproxy/runtime';
 import { errorMessage } from '@dbproxy/util';
@@ -16,7 +16,7 @@ export interface OpenOptions {
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
   /** Read a plain-TCP socket into caller-managed buffers (ignored when the backend uses TLS). */
-  readonly onread?: { buffer: () => Uint8Array; callback: (bytes: number, buffer: Uint8Array) => boolean };
+  readonly onread?: OnReadOpts;
 }
 
 /** TCP to `address`, resolved when connected; rejects on error, timeout or abort. */

@@ -7,6 +7,11 @@
 // Usage: node tools/bench/pg/bench.cjs [--duration 10] [--rounds 2] [--quick] [--soak] [--idle 1000]
 //   --quick   3 s per run;  --soak  also pgbench -c 50 -M extended -T 60 through the transaction pool
 //   --idle N  idle client connections for the memory figure (transparent mode: at most 40, each holds a backend)
+// While iterating on one cell (each run also prints the proxy's CPU time per transaction, which a
+// shared machine's load disturbs far less than TPS):
+//   --select-only  only pgbench -S;  --clients 50  only these client counts (comma-separated);
+//   --protocols simple,extended;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
+//   --perf DIR  record each proxy run with `perf record -g` into DIR (EDGE_NODE_FLAGS=--perf-basic-prof names JS frames)
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
 'use strict';
@@ -29,6 +34,8 @@ const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const IDLE = Number(opt('idle', '1000'));
 /** Each cell is run this many times, targets interleaved, and the best run is kept: a shared machine's load comes and goes. */
 const ROUNDS = Number(opt('rounds', '2'));
+const CLIENTS = opt('clients', '10,50').split(',').map(Number);
+const PROTOCOL_NAMES = opt('protocols', 'simple,extended').split(',');
 const POOL = 20;
 const PASSWORD = 'bench-secret';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -61,7 +68,21 @@ function rssOf(pid) {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
 }
 
-function pgbench(port, user, extra, env = {}) {
+/** CPU seconds [user, system] a process has used so far, from /proc. */
+function cpuSecondsOf(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return [Number(fields[11]) / 100, Number(fields[12]) / 100]; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+const PERF_DIR = opt('perf', undefined);
+let perfRuns = 0;
+
+function pgbench(port, user, extra, env = {}, pid = undefined) {
+  const cpuBefore = pid ? cpuSecondsOf(pid) : [0, 0];
+  if (PERF_DIR && pid) {
+    const out = join(PERF_DIR, `perf.${++perfRuns}.${pid}.${extra.join('')}.data`);
+    spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(Math.max(1, DURATION - 2))], { stdio: 'ignore' });
+  }
   return new Promise((resolve) => {
     const child = spawn('pgbench', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-n', '-j', '2', '-T', String(DURATION), ...extra, 'bench'], {
       env: { ...process.env, PGPASSWORD: PASSWORD, ...env },
@@ -75,7 +96,9 @@ function pgbench(port, user, extra, env = {}) {
       const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
       const processed = Number(/actually processed: (\d+)/.exec(out)?.[1] ?? 0);
       if (!Number.isFinite(tps)) console.log(out.split('\n').slice(-8).join('\n'));
-      resolve({ tps, latency, failed, processed });
+      const cpuAfter = pid ? cpuSecondsOf(pid) : [0, 0];
+      const perTx = (i) => (pid && processed > 0 ? ((cpuAfter[i] - cpuBefore[i]) * 1e6) / processed : NaN);
+      resolve({ tps, latency, failed, processed, cpuUsPerTx: perTx(0) + perTx(1), userUsPerTx: perTx(0) });
     });
   });
 }
@@ -137,11 +160,11 @@ async function startEdge(dir, name, pgPort, mode) {
 const SCRIPTS = [
   ['select-only (-S)', ['-S']],
   ['TPC-B-like', []],
-];
+].filter(([, scriptArgs]) => !args.includes('--select-only') || scriptArgs.includes('-S'));
 const PROTOCOLS = [
   ['simple', ['-M', 'simple']],
   ['extended', ['-M', 'extended']],
-];
+].filter(([name]) => PROTOCOL_NAMES.includes(name));
 
 async function main() {
   const bouncerBin = ensurePgbouncer();
@@ -159,7 +182,7 @@ async function main() {
   const targets = [];
   const children = [];
   try {
-    targets.push({ name: 'PostgreSQL direct', port: pg.primary.port, user: 'postgres' });
+    if (!args.includes('--no-direct')) targets.push({ name: 'PostgreSQL direct', port: pg.primary.port, user: 'postgres' });
     const bouncerPort = await freePort();
     const bouncer = await startPgbouncer(bouncerBin, dir, pg.primary.port, bouncerPort);
     children.push(bouncer);
@@ -172,14 +195,14 @@ async function main() {
     const results = [];
     for (const [script, scriptArgs] of SCRIPTS) {
       for (const [protocol, protocolArgs] of PROTOCOLS) {
-        for (const clients of [10, 50]) {
+        for (const clients of CLIENTS) {
           const row = { script, protocol, clients, cells: {} };
           for (let round = 0; round < ROUNDS; round++) {
             for (const target of targets) {
-              const r = await pgbench(target.port, target.user, ['-c', String(clients), ...protocolArgs, ...scriptArgs]);
+              const r = await pgbench(target.port, target.user, ['-c', String(clients), ...protocolArgs, ...scriptArgs], {}, target.pid);
               const best = row.cells[target.name];
               if (!best || !(best.tps >= r.tps)) row.cells[target.name] = r;
-              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms${r.failed ? `, ${r.failed} failed` : ''}\n`);
+              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user)` : ''}${r.failed ? `, ${r.failed} failed` : ''}\n`);
             }
           }
           results.push(row);
@@ -200,7 +223,7 @@ async function main() {
       console.log(`\nsoak: pgbench -c 50 -M extended -T 60 through the transaction pool (${savedDuration}s runs above)`);
       console.log(r.split('\n').filter((l) => /processed|failed|tps|latency/.test(l)).join('\n'));
     }
-    await memoryPerIdleConnection(targets.filter((t) => t.pid));
+    if (!args.includes('--no-memory')) await memoryPerIdleConnection(targets.filter((t) => t.pid));
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await sleep(500);
@@ -210,16 +233,18 @@ async function main() {
 }
 
 function printTable(results, names) {
-  const direct = names[0];
-  const bouncer = names[1];
+  const direct = names.find((n) => n === 'PostgreSQL direct');
+  const bouncer = 'PgBouncer (transaction)';
+  const edges = names.filter((n) => n.startsWith('pg-edge'));
+  const proxies = names.filter((n) => n !== direct);
   console.log(`\npgbench, ${DURATION} s per run, best of ${ROUNDS} interleaved rounds, scale 10, pool size ${POOL} (PgBouncer default_pool_size = pg-edge pool_max_per_backend)\n`);
-  const header = ['script', 'protocol', 'clients', ...names.map((n) => `${n} tps (ms)`), ...names.slice(2).map((n) => `${n.replace('pg-edge ', '')} / PgBouncer`), ...names.slice(1).map((n) => `${n.replace('pg-edge ', '')} / direct`)];
+  const header = ['script', 'protocol', 'clients', ...names.map((n) => `${n} tps (ms)`), ...edges.map((n) => `${n.replace('pg-edge ', '')} / PgBouncer`), ...(direct ? proxies.map((n) => `${n.replace('pg-edge ', '')} / direct`) : [])];
   console.log(`| ${header.join(' | ')} |`);
   console.log(`|${header.map(() => '---').join('|')}|`);
   for (const row of results) {
     const cells = names.map((n) => `${row.cells[n].tps.toFixed(0)} (${row.cells[n].latency.toFixed(2)})`);
-    const vsBouncer = names.slice(2).map((n) => (row.cells[n].tps / row.cells[bouncer].tps).toFixed(2) + '×');
-    const vsDirect = names.slice(1).map((n) => (row.cells[n].tps / row.cells[direct].tps).toFixed(2) + '×');
+    const vsBouncer = edges.map((n) => (row.cells[n].tps / row.cells[bouncer].tps).toFixed(2) + '×');
+    const vsDirect = direct ? proxies.map((n) => (row.cells[n].tps / row.cells[direct].tps).toFixed(2) + '×') : [];
     console.log(`| ${[row.script, row.protocol, row.clients, ...cells, ...vsBouncer, ...vsDirect].join(' | ')} |`);
   }
 }

@@ -16,6 +16,7 @@ import { errorMessage } from '@dbproxy/util';
 import type { BackendConfig } from '../backend-directory';
 import { openBackendSocket } from '../backend-socket';
 import { PgEdgeErrors } from '../errors';
+import { ScratchReader } from '../socket-reader';
 
 /** Whoever holds the connection receives its frames. */
 export interface BackendConsumer {
@@ -48,6 +49,8 @@ export class PgBackendConnection {
   private consumer: BackendConsumer | undefined;
   private readonly framer: PgFramer;
   private idleStatus = 0x49; // 'I'
+  /** Where the socket's reads go: the startup exchange, then `steady` (frames to the holder). */
+  private onBytes: (chunk: Buffer) => void = () => undefined;
 
   private constructor(
     readonly backend: string,
@@ -59,8 +62,13 @@ export class PgBackendConnection {
   }
 
   static async open(config: BackendConfig, address: string, options: BackendOpenOptions): Promise<PgBackendConnection> {
-    const socket = await openBackendSocket(config, address, options);
+    // A plain socket is read without the stream layer (socket-reader); a TLS one keeps its stream.
+    const reader = new ScratchReader();
+    const socket = await openBackendSocket(config, address, { ...options, onread: reader.onread });
     const conn = new PgBackendConnection(config.name, address, socket, options.maxMessageSize);
+    const received = (chunk: Buffer) => conn.onBytes(chunk);
+    if (config.tls.enabled) socket.on('data', received);
+    else reader.sink = received;
     try {
       await conn.startup(config, options);
     } catch (err) {
@@ -141,17 +149,20 @@ export class PgBackendConnection {
     this.idleStatus = status;
   }
 
+  private readonly routeFrame = (frame: Frame): void => (this.consumer ? this.consumer.onFrame(frame) : this.whileIdle(frame));
+
+  /** After startup: every frame of a read to the holder (or whileIdle), then onChunkEnd. */
+  private readonly steady = (chunk: Buffer): void => {
+    try {
+      this.framer.push(chunk, this.routeFrame);
+    } catch (err) {
+      this.lost(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    this.consumer?.onChunkEnd();
+  };
+
   private listen(): void {
-    const onFrame = (frame: Frame) => (this.consumer ? this.consumer.onFrame(frame) : this.whileIdle(frame));
-    this.socket.on('data', (chunk: Buffer) => {
-      try {
-        this.framer.push(chunk, onFrame);
-      } catch (err) {
-        this.lost(err instanceof Error ? err : new Error(String(err)));
-        return;
-      }
-      this.consumer?.onChunkEnd();
-    });
     this.socket.on('error', (err) => this.lost(err));
     this.socket.on('close', () => this.lost(PgEdgeErrors.backendLost(this.backend)));
   }
@@ -185,7 +196,8 @@ export class PgBackendConnection {
       const done = () => {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
-        this.socket.off('data', onData).off('error', onError).off('close', onClose);
+        this.onBytes = this.steady;
+        this.socket.off('error', onError).off('close', onClose);
       };
       const fail = (reason: string) => {
         done();
@@ -233,7 +245,8 @@ export class PgBackendConnection {
         }
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      this.socket.on('data', onData).once('error', onError).once('close', onClose);
+      this.onBytes = onData;
+      this.socket.once('error', onError).once('close', onClose);
       send({
         type: 'StartupMessage',
         protocolVersion: 196608,

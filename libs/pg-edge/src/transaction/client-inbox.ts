@@ -1,7 +1,9 @@
 // Frames from a transaction-mode client: awaited one by one during authentication, then pushed to
-// the session as they arrive, with the socket paused while too many bytes wait unprocessed.
+// the session as they arrive, with the socket paused while too many bytes wait unprocessed. A
+// plain client socket is read without the stream layer (socket-reader).
 import type { Socket } from 'node:net';
 import { PgFramer, type Frame } from '@dbproxy/protocol-pg';
+import { adoptSocket } from '../socket-reader';
 
 export interface InboxHandler {
   onFrame(frame: Frame): void;
@@ -16,18 +18,17 @@ export class ClientInbox {
   private handler: InboxHandler | undefined;
   private closed = false;
   private failure: Error | undefined;
+  /** The client's socket from now on (for writes too): the accepted one may have been adopted. */
+  readonly socket: Socket;
 
-  constructor(
-    private readonly socket: Socket,
-    remainder: Buffer,
-    maxMessageSize: number,
-  ) {
+  constructor(accepted: Socket, remainder: Buffer, maxMessageSize: number) {
     this.framer = new PgFramer({ phase: 'typed', peer: 'frontend', maxMessageSize });
-    socket.on('data', (chunk: Buffer) => this.push(chunk));
+    const socket = adoptSocket(accepted, (chunk) => this.push(chunk));
+    this.socket = socket;
     socket.once('close', () => this.end(undefined));
     socket.on('error', (err) => this.end(err));
+    // Bytes the accepted socket still held are delivered on a microtask, after these.
     if (remainder.length > 0) this.push(remainder);
-    socket.resume();
   }
 
   /** The next frame, or undefined when the client went away or sent garbage (see `error`). */
@@ -60,7 +61,7 @@ export class ClientInbox {
 
   private push(chunk: Buffer): void {
     try {
-      this.framer.push(chunk, (frame) => this.deliver(frame));
+      this.framer.push(chunk, this.deliverFrame);
     } catch (err) {
       this.end(err instanceof Error ? err : new Error(String(err)));
       this.socket.pause();
@@ -68,6 +69,8 @@ export class ClientInbox {
     }
     this.handler?.onChunkEnd();
   }
+
+  private readonly deliverFrame = (frame: Frame): void => this.deliver(frame);
 
   private deliver(frame: Frame): void {
     if (this.handler) return this.handler.onFrame(frame);

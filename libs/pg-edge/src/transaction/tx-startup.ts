@@ -42,7 +42,7 @@ export async function startTransactionSession(
   if (outcome.kind === 'cancel') return handleCancel(edge, 'transaction', outcome.processId, outcome.secretKey, client);
   if (outcome.kind === 'failed') return void (outcome.error ? refuse(outcome.socket, toErrorResponse(outcome.error, 'FATAL')) : outcome.socket.destroy());
   if (outcome.kind !== 'startup') return void outcome.socket.destroy();
-  const socket = outcome.socket;
+  let socket = outcome.socket;
   const reject = (err: Error, reason: string) => {
     edge.metrics.startupRejections.inc({ reason });
     refuse(socket, toErrorResponse(err, 'FATAL'));
@@ -54,6 +54,7 @@ export async function startTransactionSession(
   const startup = resolution.message;
   const userName = startup.parameters.get('user') ?? '';
   const inbox = new ClientInbox(socket, outcome.remainder, epoch.config.postgres.max_message_bytes);
+  socket = inbox.socket;
   const user = epoch.config.users.find((u) => u.name === userName);
   const timer = setTimeout(() => socket.destroy(), LOGIN_DEADLINE_MS);
   const auth = await authenticateClient(socket, inbox, userName, user, shared.secrets).finally(() => clearTimeout(timer));

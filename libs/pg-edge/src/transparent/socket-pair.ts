@@ -8,13 +8,21 @@ export function pump(from: Socket, to: Socket): void {
   from.pipe(to, { end: true });
 }
 
-/** The streaming sink of a BackendReader: write each chunk to the client, stop reading while it is full. */
-export function forwardTo(client: Socket, backend: Socket, reader: { resume(backend: Socket): void }): (chunk: Buffer) => boolean {
-  const resume = () => reader.resume(backend);
+/**
+ * The sink of a socket read without the stream layer (`onread`): each chunk written to `to` at
+ * once, and `from` paused while `to` buffers (what pipe() does, without the stream machinery).
+ */
+export function relayTo(to: Socket, from: Socket): (chunk: Buffer) => void {
+  let waiting = false;
+  const resume = () => {
+    waiting = false;
+    from.resume();
+  };
   return (chunk) => {
-    if (client.write(chunk)) return true;
-    client.once('drain', resume);
-    return false;
+    if (to.write(chunk) || waiting) return;
+    waiting = true;
+    from.pause();
+    to.once('drain', resume);
   };
 }
 

@@ -2,7 +2,6 @@
 // the rewritten startup, swap BackendKeyData for our own, then pump bytes both ways untouched.
 // One span covers the session (statements are never parsed here, so it names no statement).
 import type { Socket } from 'node:net';
-import { TLSSocket } from 'node:tls';
 import { SpanKind, SpanStatusCode, type Span, type SpanOptions } from '@opentelemetry/api';
 import {
   BackendCode,
@@ -21,8 +20,8 @@ import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
 import { SessionStateMachine } from '../state-machine';
 import { handleCancel, refuse } from '../session-common';
-import { BackendReader } from './backend-reader';
-import { bindLifetimes, forwardTo, pump } from './socket-pair';
+import { adoptable, adoptSocket, ScratchReader } from '../socket-reader';
+import { bindLifetimes, pump, relayTo } from './socket-pair';
 
 type State = 'startup' | 'connecting' | 'authenticating' | 'streaming' | 'closed';
 const LEGAL: Record<State, readonly State[]> = {
@@ -43,7 +42,8 @@ export class TransparentSession {
   private span: Span | undefined;
 
   constructor(
-    private readonly client: Socket,
+    /** The client's socket; replaced by the adopted one once its reads bypass the stream layer. */
+    private client: Socket,
     private readonly listener: ListenerRole,
     private readonly edge: EdgeContext,
     private readonly epoch: EdgeEpoch,
@@ -125,8 +125,8 @@ export class TransparentSession {
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
     const connectStarted = this.span?.isRecording() ? performance.now() : 0;
     let backend: Socket;
-    // Plain client and plain backend: read the backend without stream machinery (TLS wraps keep theirs).
-    const reader = client instanceof TLSSocket || target.config.tls.enabled ? undefined : new BackendReader(client);
+    // A plain backend is read without stream machinery (a TLS wrap keeps its stream).
+    const reader = target.config.tls.enabled ? undefined : new ScratchReader();
     try {
       backend = await openBackendSocket(target.config, target.connectAddress, { timeoutMs: connectTimeoutMs, onread: reader?.onread });
     } catch (err) {
@@ -138,8 +138,21 @@ export class TransparentSession {
     this.attachBackend(backend, target);
     backend.write(remainder.length > 0 ? Buffer.concat([encodeFrontendMessages(resolution.message), remainder]) : encodeFrontendMessages(resolution.message));
     this.machine.transition('connecting', 'authenticating', `backend ${target.config.name}`);
+    client = this.clientToBackend(client, backend);
     this.watchStartupReplies(client, backend, target, reader);
-    pump(client, backend);
+  }
+
+  /** From now on the client's bytes go to the backend untouched: a plain client is read without the stream layer. */
+  private clientToBackend(client: Socket, backend: Socket): Socket {
+    if (!adoptable(client)) {
+      pump(client, backend);
+      return client;
+    }
+    // adoptSocket never calls back synchronously: `relay` exists before the first chunk.
+    const adopted = adoptSocket(client, (chunk) => relay(chunk));
+    const relay = relayTo(backend, adopted);
+    if (this.client === client) this.client = adopted;
+    return adopted;
   }
 
   private choose(resolution: ReturnType<EdgeEpoch['shardKey']['resolve']>): BackendTarget | undefined {
@@ -189,7 +202,7 @@ export class TransparentSession {
   }
 
   /** Until the first ReadyForQuery: forward authentication untouched, but hand out our own BackendKeyData. */
-  private watchStartupReplies(client: Socket, backend: Socket, target: BackendTarget, reader: BackendReader | undefined): void {
+  private watchStartupReplies(client: Socket, backend: Socket, target: BackendTarget, reader: ScratchReader | undefined): void {
     const framer = new PgFramer({ phase: 'typed', peer: 'backend' });
     let ready = false;
     bindLifetimes(client, backend, (reason) => this.close(reason));
@@ -208,23 +221,22 @@ export class TransparentSession {
         framer.stop();
       }
     };
-    const onData = (chunk: Buffer): boolean => {
+    const onData = (chunk: Buffer): void => {
+      if (this.machine.is('closed')) return;
       try {
         framer.push(chunk, onFrame);
       } catch (err) {
         backend.off('data', onData);
-        this.fail(err, client);
-        return false;
+        return this.fail(err, client);
       }
       if (ready) {
         backend.off('data', onData);
         const rest = framer.takeRemainder();
         if (rest.length > 0) client.write(rest);
         this.machine.transition('authenticating', 'streaming', 'ReadyForQuery');
-        if (reader) reader.sink = forwardTo(client, backend, reader);
+        if (reader) reader.sink = relayTo(client, backend);
         else pump(backend, client);
       }
-      return true;
     };
     if (reader) reader.sink = onData;
     else backend.on('data', onData);
