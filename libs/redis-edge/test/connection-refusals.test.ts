@@ -1,6 +1,6 @@
 // Connection mode refusals (missing = "refuse", range map): a missing, invalid or unmapped
 // shard value gets -ERR before any backend is contacted, and maxclients is enforced in Redis's words.
-import { startRedis, type ReplicatedServers, type RedisServer } from '@dbproxy/testing';
+import { startRedis, waitFor, type ReplicatedServers, type RedisServer } from '@dbproxy/testing';
 import { startEdge, type EdgeHarness } from './harness';
 import { RawClient } from './raw-client';
 
@@ -50,8 +50,11 @@ describe('connection mode refusals', () => {
   });
 
   it('enforces maxclients with Redis words', async () => {
+    // the previous test's connections must be gone (closed on both sides) before the count starts
+    const sessions = () => strict.metric('dbproxy_redis_sessions');
+    await waitFor(async () => (await sessions()) === 0, { timeoutMs: 20_000, description: 'no open sessions' });
     const held = await Promise.all([0, 1, 2].map(() => RawClient.open(strict.rwPort)));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => (await sessions()) === 3, { timeoutMs: 20_000, description: 'three admitted sessions' });
     const over = await RawClient.open(strict.rwPort);
     expect(await over.texts(1)).toEqual(['-ERR max number of clients reached']);
     held.forEach((h) => h.close());
