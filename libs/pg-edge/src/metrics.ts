@@ -14,6 +14,8 @@ export interface PgEdgeMetrics {
   readonly startupRejections: Counter<'reason'>;
   readonly fallbacks: Counter<'mode'>;
   readonly sessionsPoisoned: Counter<'reason'>;
+  /** Per-statement route counts, added to `routes` and `fallbacks` at scrape time. */
+  readonly routeTally: RouteTally;
 }
 
 /** Per-backend pool figures, read from the pools at scrape time. */
@@ -30,17 +32,68 @@ const POOL_GAUGES: readonly [string, string, (s: PoolStats) => number][] = [
   ['dbproxy_pg_pool_reset_failures', 'Connections whose ROLLBACK + DISCARD ALL failed (closed, not reused)', (s) => s.resetFailures],
 ];
 
-export type RouteCounters = Readonly<Record<'primary' | 'replica' | 'held' | 'fallback', { inc(): void }>>;
+type RouteName = 'primary' | 'replica' | 'held' | 'fallback';
+export type RouteCounters = Readonly<Record<RouteName, { inc(): void }>>;
 
-/** Route counters bound to their labels once per session (no label hashing per query). */
+/**
+ * Transaction-mode routes are counted per statement: plain numbers per listener here, added to
+ * `dbproxy_pg_query_routes_total` and `dbproxy_pg_replica_fallbacks_total{mode="transaction"}`
+ * when they are scraped (prom-client hashes the labels on every inc()).
+ */
+export class RouteTally {
+  private readonly pending = new Map<string, Record<RouteName, number>>();
+
+  of(listener: string): Record<RouteName, number> {
+    let counts = this.pending.get(listener);
+    if (!counts) {
+      counts = { primary: 0, replica: 0, held: 0, fallback: 0 };
+      this.pending.set(listener, counts);
+    }
+    return counts;
+  }
+
+  flushRoutes(routes: Counter<'route' | 'listener'>): void {
+    for (const [listener, counts] of this.pending) {
+      for (const route of ['primary', 'replica', 'held'] as const) {
+        if (counts[route] > 0) routes.inc({ route, listener }, counts[route]);
+        counts[route] = 0;
+      }
+    }
+  }
+
+  flushFallbacks(fallbacks: Counter<'mode'>): void {
+    let total = 0;
+    for (const counts of this.pending.values()) {
+      total += counts.fallback;
+      counts.fallback = 0;
+    }
+    if (total > 0) fallbacks.inc({ mode: 'transaction' }, total);
+  }
+}
+
+/** Route counters of one session's listener: a plain increment per statement. */
 export function routeCounters(metrics: PgEdgeMetrics, listener: string): RouteCounters {
-  const routes = metrics.routes;
+  const counts = metrics.routeTally.of(listener);
   return {
-    primary: routes.labels({ route: 'primary', listener }),
-    replica: routes.labels({ route: 'replica', listener }),
-    held: routes.labels({ route: 'held', listener }),
-    fallback: metrics.fallbacks.labels({ mode: 'transaction' }),
+    primary: { inc: () => void counts.primary++ },
+    replica: { inc: () => void counts.replica++ },
+    held: { inc: () => void counts.held++ },
+    fallback: { inc: () => void counts.fallback++ },
   };
+}
+
+/**
+ * prom-client runs a metric's `collect` before every scrape (MetricsRegistry.counter() takes none);
+ * a registry shared by two edges in one process keeps both collects.
+ */
+function collectedBy<C extends object>(counter: C, collect: (counter: C) => void): C {
+  const previous = (counter as { collect?: () => void }).collect;
+  return Object.assign(counter, {
+    collect: () => {
+      previous?.();
+      collect(counter);
+    },
+  });
 }
 
 export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures): PgEdgeMetrics {
@@ -55,16 +108,24 @@ export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures
       },
     });
   }
+  const routeTally = new RouteTally();
   return {
+    routeTally,
     sessions: metrics.gauge({ name: 'dbproxy_pg_sessions', help: 'Client sessions open', labelNames: ['mode', 'listener'] }),
-    routes: metrics.counter({ name: 'dbproxy_pg_query_routes_total', help: 'Transaction-mode statements by where they ran', labelNames: ['route', 'listener'] }),
+    routes: collectedBy(
+      metrics.counter({ name: 'dbproxy_pg_query_routes_total', help: 'Transaction-mode statements by where they ran', labelNames: ['route', 'listener'] }),
+      (routes) => routeTally.flushRoutes(routes),
+    ),
     transactionPins: metrics.counter({ name: 'dbproxy_pg_transaction_pins_total', help: 'Transactions that reserved a backend connection until COMMIT/ROLLBACK', labelNames: ['listener'] }),
     sessionPins: metrics.counter({ name: 'dbproxy_pg_session_pins_total', help: 'Sessions pinned to one backend connection for life (SET, LISTEN, cursors...)', labelNames: ['listener'] }),
     readOnlyRejections: metrics.counter({ name: 'dbproxy_pg_read_only_rejections_total', help: 'Writes refused on the read-only listener', labelNames: ['listener'] }),
     routingFailures: metrics.counter({ name: 'dbproxy_pg_routing_failures_total', help: 'Statements or connections that could not be routed', labelNames: ['reason'] }),
     cancelRequests: metrics.counter({ name: 'dbproxy_pg_cancel_requests_total', help: 'CancelRequests received', labelNames: ['mode', 'outcome'] }),
     startupRejections: metrics.counter({ name: 'dbproxy_pg_startup_rejections_total', help: 'Connections refused during startup', labelNames: ['reason'] }),
-    fallbacks: metrics.counter({ name: 'dbproxy_pg_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['mode'] }),
+    fallbacks: collectedBy(
+      metrics.counter({ name: 'dbproxy_pg_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['mode'] }),
+      (fallbacks) => routeTally.flushFallbacks(fallbacks),
+    ),
     sessionsPoisoned: metrics.counter({ name: 'dbproxy_pg_sessions_poisoned_total', help: 'Pinned sessions ended because their backend connection was lost', labelNames: ['reason'] }),
   };
 }

@@ -102,6 +102,10 @@ describe('routing and pinning', () => {
     expect((await c.query("SELECT current_setting('transaction_read_only') AS ro")).rows[0].ro).toBe('on');
     await c.query('UPDATE accounts SET note = $1 WHERE id = 1', ['written']);
     await c.end();
+    // Counted per statement as plain numbers, added to the counter when scraped.
+    const metrics = await edge.metrics();
+    expect(metrics).toMatch(/dbproxy_pg_query_routes_total\{route="replica",listener="read_write"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/dbproxy_pg_query_routes_total\{route="primary",listener="read_write"[^}]*\} [1-9]/);
   });
 
   it('reads its own write at once (read-after-write window) through the primary', async () => {

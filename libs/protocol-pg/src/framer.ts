@@ -182,9 +182,9 @@ export class PgFramer {
     if (this.phaseNow === 'encryption-response') return 1;
     if (this.phaseNow === 'typed') {
       const length = buf.readInt32BE(at + 1);
-      const what = `${this.peer} '${printable(buf[at])}'`;
-      if (length < 4) throw InvalidLength(what, length);
-      if (length + 1 > this.maxMessageSize) throw MessageTooLarge(what, length + 1, this.maxMessageSize);
+      // The name is built only for the error: this runs for every message relayed.
+      if (length < 4) throw InvalidLength(`${this.peer} '${printable(buf[at])}'`, length);
+      if (length + 1 > this.maxMessageSize) throw MessageTooLarge(`${this.peer} '${printable(buf[at])}'`, length + 1, this.maxMessageSize);
       return length + 1;
     }
     const length = buf.readInt32BE(at);
