@@ -1,8 +1,8 @@
 // Fail static on NATS: stopping and restarting nats-server never crashes a bus user; status
 // follows the outage, and subscriptions and KV watches resume when the server returns.
+import { startNats, type NatsServer } from '@dbproxy/testing';
 import { createBus, droppedMessageCounts, type Bus, type BusStatus, type KvEntry } from '../src/index';
 import { eventually } from './contract';
-import { startNatsServer, type NatsServerHandle } from './nats-server';
 
 jest.setTimeout(60_000);
 
@@ -10,7 +10,7 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 describe('NATS outage', () => {
-  let server: NatsServerHandle;
+  let server: NatsServer;
   const buses: Bus[] = [];
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
@@ -23,7 +23,7 @@ describe('NATS outage', () => {
   };
 
   beforeAll(async () => {
-    server = await startNatsServer();
+    server = await startNats();
     process.on('unhandledRejection', onUnhandled);
   });
   afterEach(async () => {
@@ -32,7 +32,7 @@ describe('NATS outage', () => {
   });
   afterAll(async () => {
     process.off('unhandledRejection', onUnhandled);
-    await server.destroy();
+    await server?.destroy();
   });
 
   it('survives a server restart: status follows, subscription and watch resume, KV data is kept', async () => {

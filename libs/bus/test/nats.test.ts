@@ -1,17 +1,17 @@
 // Runs the bus contract on NATS with JetStream KV, against a nats-server started for this file.
+import { startNats, type NatsServer } from '@dbproxy/testing';
 import { createBus } from '../src/index';
 import { runBusContract } from './contract';
-import { startNatsServer, type NatsServerHandle } from './nats-server';
 
 jest.setTimeout(20_000);
 
 describe('NATS bus', () => {
-  let server: NatsServerHandle;
+  let server: NatsServer;
   beforeAll(async () => {
-    server = await startNatsServer();
+    server = await startNats();
   });
   afterAll(async () => {
-    await server.destroy();
+    await server?.destroy();
   });
 
   runBusContract('nats', async (name) => {
