@@ -9,7 +9,8 @@
 //                                          [--point-select] [--edge-node-args "--cpu-prof --cpu-prof-dir=/tmp/p"]
 //   --quick    3 s per run;  --workers N  mysql-edge worker processes (N > 1 starts a nats-server)
 //   --point-select  iteration run: only oltp_point_select (8 and 32 threads) through haproxy and
-//              mysql-edge, no idle-memory measurement
+//              mysql-edge, no idle-memory measurement; prints the CPU per transaction (from /proc)
+//              of the proxy (user/system), sysbench and the MariaDB servers
 //   --edge-node-args  extra node options for the mysql-edge process (profiling); its pid is printed
 //   --rounds N each measurement N times, interleaved, best kept (the machine is shared and noisy)
 //   --soak     also sysbench oltp_read_write, 32 threads, 60 s, through mysql-edge: autocommit
@@ -95,6 +96,31 @@ function sysbench(test, target, threads, verb = 'run', extra = []) {
   const errors = Number(/errors:\s+(\d+)/.exec(text)?.[1] ?? NaN);
   if (!Number.isFinite(tps)) console.log(text.split('\n').slice(-12).join('\n'));
   return { tps, qps, p95, errors };
+}
+
+/** User and system CPU seconds a process has used so far (/proc/PID/stat, clock ticks of 10 ms); `children`: of its waited-for children. */
+function cpuSeconds(pid, children = false) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const at = children ? 13 : 11;
+  return { user: Number(fields[at]) / 100, system: Number(fields[at + 1]) / 100 };
+}
+
+/** Pids of the mariadbd processes listening on `ports`. */
+function mariadbPids(ports) {
+  const out = spawnSync('pgrep', ['-f', 'mariadbd'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+  return out.map(Number).filter((pid) => {
+    try {
+      return ports.some((port) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`--port=${port}\0`));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** CPU seconds (user + system) of the proxy, sysbench (this process's children) and the MariaDB servers. */
+function chainCpu(proxyPid, dbPids) {
+  const total = (c) => c.user + c.system;
+  return { proxy: cpuSeconds(proxyPid), sysbench: total(cpuSeconds(process.pid, true)), mariadb: dbPids.reduce((sum, pid) => sum + total(cpuSeconds(pid)), 0) };
 }
 
 function treeRss(rootPid) {
@@ -227,8 +253,12 @@ async function main() {
     const haproxyPort = await freePort();
     haproxy = await startHaproxy(dir, db.primary.port, haproxyPort);
     edge = await startEdge(dir, db, nats?.url);
-    const proxied = [{ name: 'haproxy', port: haproxyPort, user: 'root', password: '' }, { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret' }];
+    const proxied = [
+      { name: 'haproxy', port: haproxyPort, user: 'root', password: '', pid: haproxy.pid },
+      { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret', pid: edge.child.pid },
+    ];
     const targets = POINT_SELECT ? proxied : [direct, ...proxied];
+    const dbPids = POINT_SELECT ? mariadbPids([db.primary.port, db.replicas[0].port]) : [];
     for (const t of targets) sysbench('oltp_point_select', { ...t }, 8, 'run', ['--time=2']); // warm-up
     const rows = [];
     for (const test of POINT_SELECT ? ['oltp_point_select'] : ['oltp_point_select', 'oltp_read_only']) {
@@ -236,7 +266,16 @@ async function main() {
         const best = {};
         for (let round = 0; round < ROUNDS; round++) {
           for (const t of targets) {
+            const cpu = POINT_SELECT ? chainCpu(t.pid, dbPids) : null;
             const r = sysbench(test, t, threads);
+            if (cpu) {
+              const now = chainCpu(t.pid, dbPids);
+              const per = (seconds) => fmt((seconds * 1e6) / (r.tps * DURATION), 1);
+              console.log(
+                `  ${t.name} ${threads} threads: ${fmt(r.tps)} tps; CPU µs per transaction: proxy ${per(now.proxy.user - cpu.proxy.user)} user + ${per(now.proxy.system - cpu.proxy.system)} system, ` +
+                  `sysbench ${per(now.sysbench - cpu.sysbench)}, MariaDB ${per(now.mariadb - cpu.mariadb)}`,
+              );
+            }
             if (!best[t.name] || r.tps > best[t.name].tps) best[t.name] = r;
           }
         }

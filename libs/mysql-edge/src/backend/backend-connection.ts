@@ -104,7 +104,9 @@ export class BackendConnection {
     this.capabilities = opened.capabilities;
     this.statements = new BackendStatements(options.maxStatements, (id) => this.closeStatementNow(id));
     this.tracker = new ResponseTracker({ capabilities: opened.capabilities, maxBytes: options.maxResultBytes });
-    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    const onData = (chunk: Buffer): void => this.onData(chunk);
+    if (opened.reader) opened.reader.listener = onData;
+    else this.socket.on('data', onData);
     this.socket.on('error', (err: Error) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.message)));
     this.socket.on('close', () => this.fail(MysqlEdgeErrors.backendLost(this.backend, 'connection closed by the server')));
   }
@@ -255,8 +257,9 @@ export class BackendConnection {
   /** Forwards a packet: extends the run when it follows the last one in the same chunk (no allocation). */
   private forward(wire: Buffer): void {
     const chunk = this.chunk;
-    if (chunk !== null && wire.buffer === chunk.buffer) {
-      const start = wire.byteOffset - chunk.byteOffset;
+    // chunks and reassembled packets may share Buffer's pool: the offsets must lie within the chunk too
+    const start = chunk === null ? -1 : wire.byteOffset - chunk.byteOffset;
+    if (start >= 0 && start + wire.length <= (chunk as Buffer).length && wire.buffer === (chunk as Buffer).buffer) {
       if (start === this.runEnd) {
         this.runEnd += wire.length;
         return;

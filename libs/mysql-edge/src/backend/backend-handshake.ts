@@ -21,6 +21,7 @@ import {
 } from '@dbproxy/protocol-mysql';
 import { errorMessage } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
+import { ByteReader } from '../socket-reader';
 import { BACKEND_COLLATION } from './collations';
 
 export interface BackendTls {
@@ -49,6 +50,8 @@ export interface OpenedBackend {
   readonly handshake: InitialHandshake;
   /** Capabilities in force on the connection (ours ∩ the server's). */
   readonly capabilities: number;
+  /** Where a plain TCP socket's reads go (no stream layer); null for TLS, whose reads are 'data' events. */
+  readonly reader: ByteReader | null;
 }
 
 /** Reads packets off a socket during the handshake, one awaited at a time. */
@@ -70,8 +73,10 @@ class HandshakePump {
   constructor(
     private readonly socket: Socket,
     private readonly framer: PacketFramer,
+    private readonly reader: ByteReader | null,
   ) {
-    socket.on('data', this.onData);
+    if (reader) reader.listener = this.onData;
+    else socket.on('data', this.onData);
     socket.on('close', this.onEnd);
     socket.on('error', this.onError);
   }
@@ -89,6 +94,7 @@ class HandshakePump {
   }
 
   detach(): void {
+    this.reader?.release();
     this.socket.off('data', this.onData);
     this.socket.off('close', this.onEnd);
     this.socket.off('error', this.onError);
@@ -108,9 +114,11 @@ class HandshakePump {
   }
 }
 
-function tcpConnect(endpoint: BackendEndpoint, signal: AbortSignal): Promise<Socket> {
+/** `reader`: read without the stream layer (plain TCP only; TLS wraps the socket as a stream). */
+function tcpConnect(endpoint: BackendEndpoint, signal: AbortSignal, reader: ByteReader | null): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = netConnect({ host: endpoint.host, port: endpoint.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 });
+    const options = { host: endpoint.host, port: endpoint.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 };
+    const socket = netConnect(reader ? { ...options, onread: reader.onread } : options);
     const onAbort = () => {
       socket.destroy();
       reject(signal.reason instanceof Error ? signal.reason : new Error('connect aborted'));
@@ -141,9 +149,10 @@ function upgradeTls(socket: Socket, endpoint: BackendEndpoint, tls: BackendTls):
 
 /** Connects, authenticates and runs the setup queries; the abort signal (connect timeout, drain) ends it. */
 export async function openBackend(endpoint: BackendEndpoint, capabilities: number, setup: readonly SetupQuery[], signal: AbortSignal): Promise<OpenedBackend> {
-  let socket = await tcpConnect(endpoint, signal);
+  const reader = endpoint.tls ? null : new ByteReader();
+  let socket = await tcpConnect(endpoint, signal, reader);
   let framer = new PacketFramer();
-  let pump = new HandshakePump(socket, framer);
+  let pump = new HandshakePump(socket, framer, reader);
   const onAbort = () => pump.fail(signal.reason instanceof Error ? signal.reason : new Error('connect aborted'));
   signal.addEventListener('abort', onAbort, { once: true });
   try {
@@ -160,14 +169,14 @@ export async function openBackend(endpoint: BackendEndpoint, capabilities: numbe
       pump.detach();
       socket = await upgradeTls(socket, endpoint, endpoint.tls);
       framer = new PacketFramer();
-      pump = new HandshakePump(socket, framer);
+      pump = new HandshakePump(socket, framer, null);
     }
     encodeHandshakeResponse(w, seq, response);
     socket.write(w.flush());
     await authenticate(pump, socket, auth, w, endpoint.backend);
     for (const query of setup) await runSetupQuery(pump, socket, w, auth.capabilities, query, endpoint.backend);
     pump.detach();
-    return { socket, framer, handshake, capabilities: auth.capabilities };
+    return { socket, framer, handshake, capabilities: auth.capabilities, reader };
   } catch (err) {
     pump.detach();
     socket.destroy();

@@ -17,6 +17,7 @@ import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
 import { ClientLogin, type LoginHost, type LoginResult } from '../frontend/client-login';
 import { upgradeToTls } from '../frontend/frontend-tls';
+import { adoptSocket } from '../socket-reader';
 import { errPacket, okPacket, sessionStatus } from '../wire';
 import { BackendExchange, type CommandKind, type ExchangeOwner } from './backend-exchange';
 import { applyStatementResponse, dispatchCommand, type PendingPrepare } from './statement-commands';
@@ -312,6 +313,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   loginDone(result: LoginResult): void {
+    if (!result.secure) queueMicrotask(() => this.readWithoutStream());
     this.login = null;
     this.user = result.user;
     this.schema = result.database;
@@ -323,6 +325,23 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.edge.metrics.logins.inc({ result: 'ok', plugin: result.plugin, tls: String(result.secure) });
     this.transition('ready', 'authenticated');
     this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
+  }
+
+  /** After a plain login: the client socket's handle moves to an `onread` socket (see socket-reader). */
+  private readWithoutStream(): void {
+    const raw = this.socket as SessionSocket;
+    if (this.state === 'closed' || raw[SESSION] !== this) return;
+    raw.off('data', onData);
+    const adopted = adoptSocket(raw, (chunk) => this.receive(chunk)) as SessionSocket | null;
+    if (adopted === null) return void raw.on('data', onData);
+    raw.off('close', onClose);
+    raw.off('error', onError);
+    raw[SESSION] = undefined;
+    raw.on('error', () => undefined); // the handle-less original is only destroyed, once the adopted one closes
+    adopted[SESSION] = this;
+    adopted.on('close', onClose);
+    adopted.on('error', onError);
+    this.socket = adopted;
   }
 
   loginFailed(err: DbproxyError, seq: number, plugin: string): void {
