@@ -20,9 +20,13 @@ interface WithHandle {
   _handle: { readStart(): number } | null;
 }
 
+/** Below this a byte loop copies faster than Buffer#copy (which makes a view per call). */
+const LOOP_COPY_MAX = 256;
+
 function copyOut(n: number): Buffer {
   const chunk = Buffer.allocUnsafe(n); // pooled below 4 KiB
-  SCRATCH.copy(chunk, 0, 0, n);
+  if (n > LOOP_COPY_MAX) SCRATCH.copy(chunk, 0, 0, n);
+  else for (let i = 0; i < n; i++) chunk[i] = SCRATCH[i] as number;
   return chunk;
 }
 

@@ -61,8 +61,14 @@ export function noteExecuteTypes(payload: Buffer, statement: ClientStatement): b
   const at = boundFlagAt(n);
   if (payload.length <= at) return false;
   if (payload[at] !== 1) return statement.types !== null;
-  const types = payload.subarray(at + 1, at + 1 + 2 * n);
-  if (statement.types === null || !statement.types.equals(types)) statement.types = Buffer.from(types);
+  if (!sameTypes(statement.types, payload, at + 1, 2 * n)) statement.types = Buffer.from(payload.subarray(at + 1, at + 1 + 2 * n));
+  return true;
+}
+
+/** Whether `known` holds the `length` type bytes at `from` in `payload` (compared in place: this runs per execute). */
+function sameTypes(known: Buffer | null, payload: Buffer, from: number, length: number): boolean {
+  if (known === null || known.length !== length || payload.length < from + length) return false;
+  for (let i = 0; i < length; i++) if (known[i] !== payload[from + i]) return false;
   return true;
 }
 
