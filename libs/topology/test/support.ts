@@ -1,7 +1,8 @@
-// Test support: `./bin/dbproxy start topology` as a child process on a real nats-server, and an
-// edge-side TopologyClient in this (separate) process behind a real runtime with /readyz.
+// Test support: `./bin/dbproxy start topology` as a child process on a real nats-server, an
+// edge-side TopologyClient in this (separate) process behind a real runtime with /readyz, and
+// readers of the service's admin HTTP (/metrics, /topology).
 import { Writable } from 'node:stream';
-import type { Protocol } from '@dbproxy/bus';
+import type { Protocol, TopologySnapshot } from '@dbproxy/bus';
 import { startRuntime, type Runtime, type ServiceDefinition } from '@dbproxy/runtime';
 import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
 import { freePort, waitFor } from '@dbproxy/testing';
@@ -95,6 +96,77 @@ export async function waitForBackend(client: TopologyClient, name: string, predi
     return b !== undefined && predicate(b);
   }, { timeoutMs, intervalMs: 20, description: `backend ${name} to reach the expected state (now ${JSON.stringify(client.backend(name))})` });
   return Date.now() - started;
+}
+
+/** One backend in `GET /topology[/:protocol]`: where it is placed and its health-check state. */
+export interface BackendDescription {
+  name: string;
+  shard: string;
+  role: 'primary' | 'replica';
+  address: string;
+  connectAddress: string;
+  state: 'unchecked' | 'up' | 'down';
+  checks: number;
+  consecutiveFailures: number;
+  maxLagSeconds: number;
+  lag: { lagSeconds: number | null; lagging: boolean; reason?: string } | null;
+  lastCheck: { ok: boolean; latencyMs: number | null; roleObserved: string; position: string | null; checkedAt: string; error?: string } | null;
+}
+
+/** `GET /topology/:protocol` (and each entry of `GET /topology`'s `protocols`). */
+export interface ProtocolDescription {
+  protocol: Protocol;
+  snapshot: TopologySnapshot | null;
+  overlay: Record<string, unknown>;
+  cluster: unknown;
+  backends: BackendDescription[];
+}
+
+/** One scrape of a Prometheus text exposition (`GET /metrics`). */
+export interface MetricsScrape {
+  readonly text: string;
+  /** The sample of `name` whose labels include `labels`; undefined when there is none. */
+  value(name: string, labels?: Record<string, string>): number | undefined;
+  /** Every sample of `name`, with its labels. */
+  samples(name: string): { labels: Record<string, string>; value: number }[];
+  /** The `# TYPE` of a metric family. */
+  type(name: string): string | undefined;
+}
+
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/;
+const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
+
+export function parseMetrics(text: string): MetricsScrape {
+  const series: { name: string; labels: Record<string, string>; value: number }[] = [];
+  const types = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (type) types.set(type[1] as string, type[2] as string);
+    const sample = line.startsWith('#') ? null : SAMPLE.exec(line);
+    if (!sample) continue;
+    const labels = Object.fromEntries([...(sample[2] ?? '').matchAll(LABEL)].map((m) => [m[1] as string, m[2] as string]));
+    series.push({ name: sample[1] as string, labels, value: Number(sample[3]) });
+  }
+  const samples = (name: string) => series.filter((s) => s.name === name).map(({ labels, value }) => ({ labels, value }));
+  return {
+    text,
+    samples,
+    value: (name, labels = {}) => samples(name).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value,
+    type: (name) => types.get(name),
+  };
+}
+
+/** GET `${admin}/metrics`, parsed. */
+export async function scrapeMetrics(admin: string): Promise<MetricsScrape> {
+  const res = await fetch(`${admin}/metrics`);
+  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
+  return parseMetrics(await res.text());
+}
+
+/** GET `url`: status and parsed JSON body. */
+export async function getJson<T>(url: string): Promise<{ status: number; body: T }> {
+  const res = await fetch(url);
+  return { status: res.status, body: (await res.json()) as T };
 }
 
 export { freePort, writeConfig };
