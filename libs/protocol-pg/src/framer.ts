@@ -40,6 +40,22 @@ const ANSWER_AWAITING: ReadonlyMap<number, string> = new Map([
   [StartupCode.CancelRequest, 'CancelRequest'],
 ]);
 
+/** A frame as cut: `payload` is sliced on first use (a proxy relays most frames without reading it). */
+class CutFrame implements Frame {
+  private body: Buffer | undefined;
+
+  constructor(
+    readonly kind: FramePhase,
+    readonly code: number,
+    readonly bytes: Buffer,
+    private readonly headerSize: number,
+  ) {}
+
+  get payload(): Buffer {
+    return (this.body ??= this.bytes.subarray(this.headerSize));
+  }
+}
+
 export class PgFramer {
   private phaseNow: FramePhase;
   private readonly maxMessageSize: number;
@@ -199,7 +215,7 @@ export class PgFramer {
   private emit(bytes: Buffer, onFrame: (frame: Frame) => void): void {
     const kind = this.phaseNow;
     if (kind === 'typed') {
-      onFrame({ kind, code: bytes[0], bytes, payload: bytes.subarray(5) });
+      onFrame(new CutFrame(kind, bytes[0], bytes, 5));
     } else if (kind === 'startup') {
       const code = bytes.readInt32BE(4);
       const awaited = ANSWER_AWAITING.get(code);

@@ -2,7 +2,7 @@
 // backend's credentials (SCRAM, md5 or cleartext) over optional TLS, then frames to whoever holds it.
 import type { Socket } from 'node:net';
 import {
-  BackendCode,
+  BackendCode as BackendCodeExport,
   decodeBackendMessage,
   encodeFrontendMessages,
   md5PasswordResponse,
@@ -17,6 +17,8 @@ import type { BackendConfig } from '../backend-directory';
 import { openBackendSocket } from '../backend-socket';
 import { PgEdgeErrors } from '../errors';
 import { ScratchReader } from '../socket-reader';
+/** Read once: through the package's CommonJS `export *` every access would be a getter call. */
+const BackendCode = BackendCodeExport;
 
 /** Whoever holds the connection receives its frames. */
 export interface BackendConsumer {

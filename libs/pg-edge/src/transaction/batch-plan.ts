@@ -5,7 +5,7 @@ import {
   decodeFrontendMessage,
   encodeBackendMessages,
   encodeFrontendMessages,
-  FrontendCode,
+  FrontendCode as FrontendCodeExport,
   type Bind,
   type Frame,
 } from '@dbproxy/protocol-pg';
@@ -34,6 +34,8 @@ import { PgEdgeErrors, toErrorResponse } from '../errors';
 import type { PgBackendConnection } from './backend-connection';
 import type { SliceWriter } from './slice-writer';
 import type { ClientStatement, Expectation, StatementRegistry } from './statements';
+/** Read once: through the package's CommonJS `export *` every access would be a getter call. */
+const FrontendCode = FrontendCodeExport;
 
 type PlannedOp =
   | { readonly op: 'parse'; readonly frame: Frame; readonly statement: ClientStatement; readonly infer: boolean }

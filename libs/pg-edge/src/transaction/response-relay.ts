@@ -1,10 +1,12 @@
 // Relays a backend's answers to the client for one unit of work: injected answers swallowed,
 // refusals substituted, rows held until their result completes (bounded by max_result_rows and
 // max_result_bytes), result and parameter types checked against what transaction mode carries.
-import { BackendCode, isSupportedType, type Frame } from '@dbproxy/protocol-pg';
+import { BackendCode as BackendCodeExport, isSupportedType, type Frame } from '@dbproxy/protocol-pg';
 import { PgEdgeErrors } from '../errors';
 import { SliceWriter } from './slice-writer';
 import type { Expectation } from './statements';
+/** Read once: through the package's CommonJS `export *` every access would be a getter call. */
+const BackendCode = BackendCodeExport;
 
 export interface RelayHooks {
   /** ReadyForQuery for the unit's Sync or Query arrived (already queued for the client). */
@@ -164,7 +166,7 @@ export class ResponseRelay {
   }
 
   private onReady(frame: Frame): void {
-    const status = frame.payload[0];
+    const status = frame.bytes[5]; // the byte after the header
     // ReadyForQuery answers the unit's Sync (or Query): whatever was still expected before it was skipped.
     this.head = this.expect.length;
     if (!this.draining) {

@@ -2,7 +2,7 @@
 // on pooled connections; BEGIN reserves one until the transaction ends, session state pins one for
 // life; a lost pinned connection poisons the session. One transition() per state change.
 import type { Socket } from 'node:net';
-import { BackendCode, FrontendCode, type Frame } from '@dbproxy/protocol-pg';
+import { BackendCode as BackendCodeExport, FrontendCode as FrontendCodeExport, type Frame } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
 import { errorMessage } from '@dbproxy/util';
@@ -24,6 +24,9 @@ import type { DeadlineWatched, TxShared } from './tx-shared';
 import { decideUnit } from './unit-route';
 import { UnitSpan } from './unit-span';
 import { TX_SESSION_STATES, type TxSessionState as State } from './tx-states';
+/** Read once: through the package's CommonJS `export *` every access would be a getter call. */
+const BackendCode = BackendCodeExport;
+const FrontendCode = FrontendCodeExport;
 
 const IDLE = 0x49; // 'I'
 const IN_TRANSACTION = 0x54; // 'T'
@@ -145,7 +148,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   }
 
   private runSimple(frame: Frame): void {
-    const sql = frame.payload.toString('utf8', 0, frame.payload.length - 1);
+    const bytes = frame.bytes;
+    const sql = bytes.toString('utf8', 5, bytes.length - 1); // after the header, before the terminating NUL
     const route = this.router.route(sql);
     this.runUnit([route], true, (out, expect) => emitQuery(frame, out, expect), false);
   }
