@@ -1,6 +1,7 @@
 // Public entry point of libs/runtime: service lifecycle, readiness, admin HTTP, configuration
 // following and edge heartbeats.
 export { startRuntime, InvalidConfigFile, type Runtime, type RuntimeOptions } from './runtime';
+export { DRAIN_LATENESS_MS, CLOSE_GRACE_MS, RUNTIME_CLOSE_MS, type ShutdownReport } from './shutdown';
 export { runMain, type MainOptions } from './main';
 export { Readiness, type ComponentStatus, type ComponentState, type ReadinessReport } from './readiness';
 export { ConfigFollower, documentHash, type ConfigSource, type ConfigListener } from './config-follower';

@@ -35,6 +35,8 @@ export interface BoundListener {
  */
 export class ServiceListeners {
   private readonly servers: Server[] = [];
+  /** Admitted connections served in this process (not those handed to workers). */
+  private readonly open = new Set<Socket>();
   private active = 0;
   private draining = false;
   private workers: WorkerGroup | undefined;
@@ -92,7 +94,11 @@ export class ServiceListeners {
         }
         return;
       }
-      socket.once('close', () => this.active--);
+      this.open.add(socket);
+      socket.once('close', () => {
+        this.active--;
+        this.open.delete(socket);
+      });
       spec.onConnection(socket, spec.name);
     });
     const { host, port } = splitListen(spec.address);
@@ -119,5 +125,16 @@ export class ServiceListeners {
     this.draining = true;
     for (const server of this.servers) server.close();
     this.servers.length = 0;
+  }
+
+  /**
+   * Destroys every admitted connection still open in this process: what the runtime does for a
+   * service that overran its shutdown. Returns how many there were.
+   */
+  destroyConnections(): number {
+    if (this.endpoint) return this.endpoint.destroyConnections();
+    const sockets = [...this.open];
+    for (const socket of sockets) socket.destroy();
+    return sockets.length;
   }
 }

@@ -1,8 +1,9 @@
 // Process entry for services: start the runtime, drain on SIGTERM/SIGINT, set the exit code
-// (0 after a drain, 1 when start-up fails, 2 when the configuration is invalid).
+// (0 after a clean drain, 1 when a service overran the shutdown deadline or failed to drain or
+// close, 1 when start-up fails, 2 when the configuration is invalid).
 import { formatIssue } from '@dbproxy/config';
 import { errorMessage } from '@dbproxy/util';
-import { InvalidConfigFile, startRuntime, type Runtime, type RuntimeOptions } from './runtime';
+import { exitAfterFlush, InvalidConfigFile, startRuntime, type Runtime, type RuntimeOptions } from './runtime';
 
 export interface MainOptions extends RuntimeOptions {
   /** Where start-up failures are written (stderr). */
@@ -40,17 +41,25 @@ export async function runMain(opts: MainOptions): Promise<Runtime | undefined> {
   return runtime;
 }
 
-/** Drains, then exits: at once for a worker (its IPC channel would keep it alive), otherwise
- * when the event loop empties, or after a short grace if something still holds it. */
+/**
+ * Drains, then exits: 0 after a clean drain — at once for a worker (its IPC channel would keep
+ * it alive), otherwise when the event loop empties, or after a short grace if something still
+ * holds it; 1 as soon as the logs are out when a service overran the deadline or failed.
+ */
 async function stopAndExit(runtime: Runtime, reason: string, opts: MainOptions): Promise<void> {
   let code = 0;
   try {
-    await runtime.stop(reason);
+    const report = await runtime.shutdown(reason);
+    if (!report.clean) {
+      const names = [...report.overran, ...report.failed.filter((n) => !report.overran.includes(n))];
+      opts.report(`shutdown not clean: ${names.join(', ')} overran the deadline or failed (exit code 1)`);
+      code = 1;
+    }
   } catch (err) {
     opts.report(`shutdown failed: ${errorMessage(err)}`);
     code = 1;
   }
   process.exitCode = code;
-  if (opts.worker) process.exit(code);
+  if (opts.worker || code !== 0) return exitAfterFlush(runtime.logger, code);
   setTimeout(() => process.exit(code), 2_000).unref();
 }

@@ -14,8 +14,9 @@ import { startHeartbeats } from './heartbeat';
 import { Readiness } from './readiness';
 import type { RunningService, ServiceDefinition } from './service';
 import { ServiceHost, type HostShared } from './service-host';
+import { CLOSE_GRACE_MS, closeBounded, drainAndClose, settleWithin, type DrainTarget, type ShutdownReport } from './shutdown';
 import { WorkerEndpoint } from './workers/worker-endpoint';
-import type { WorkerLauncher } from './workers/worker-group';
+import type { WorkerGroup, WorkerLauncher } from './workers/worker-group';
 
 export interface RuntimeOptions {
   readonly services: readonly ServiceDefinition[];
@@ -42,6 +43,12 @@ async function aggregatedMetrics(metrics: MetricsRegistry, hosts: readonly Servi
   return { contentType: registry.contentType, body: await registry.metrics() };
 }
 
+/** Exits once the log lines written so far are out (or after a short wait if flushing stalls). */
+export function exitAfterFlush(logger: Logger, code: number): void {
+  setTimeout(() => process.exit(code), 500).unref();
+  logger.flush(() => process.exit(code));
+}
+
 export interface Runtime {
   readonly instanceId: string;
   readonly config: ConfigFollower;
@@ -51,7 +58,13 @@ export interface Runtime {
   readonly metrics: MetricsRegistry;
   /** `host:port` the admin HTTP server listens on. */
   readonly adminAddress: string;
-  /** Drains every service (deadline from proxy.shutdown_timeout_seconds) and closes everything. */
+  /**
+   * Drains every service until proxy.shutdown_timeout_seconds, closes them within a fixed grace
+   * (services that overran are named in the log and abandoned) and closes what the runtime owns;
+   * says whether that was clean. Calling it again returns the same report.
+   */
+  shutdown(reason: string): Promise<ShutdownReport>;
+  /** `shutdown` for callers that only wait for it. */
   stop(reason: string): Promise<void>;
 }
 
@@ -98,7 +111,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   await config.follow(bus, { author: `seed:${serviceLabel}@${instanceId}`, firstValueTimeoutMs: fileConfig.bus.connect_timeout_seconds * 1000 });
 
   const routes: RouteOptions[] = [];
-  const endpoint = opts.worker ? new WorkerEndpoint((deadline) => void stop(`drain requested by the primary (deadline ${new Date(deadline).toISOString()})`).then(() => process.exit(0))) : undefined;
+  const endpoint = opts.worker ? new WorkerEndpoint((deadline) => void shutdown(`drain requested by the primary (deadline ${new Date(deadline).toISOString()})`).then((report) => exitAfterFlush(logger, report.clean ? 0 : 1))) : undefined;
   const shared: HostShared = {
     instanceId,
     version: opts.version,
@@ -120,8 +133,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   } catch (err) {
     logger.error({ err: errorMessage(err) }, 'service failed to start');
     await Promise.allSettled(hosts.map((h) => h.workers?.drain(Date.now())));
-    await Promise.allSettled(hosts.map((h) => h.running?.close()));
-    await bus.close();
+    await settleWithin(
+      hosts.map((h) => h.running?.close()),
+      CLOSE_GRACE_MS,
+    );
+    await closeBounded('bus', () => bus.close(), logger);
     throw err;
   }
   const running = hosts.map((h) => h.running as RunningService);
@@ -141,27 +157,33 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   }
   logger.info({ services: names, admin: adminAddress || undefined, worker: opts.worker === true, epoch: config.current().epoch, bus: bus.kind }, opts.worker ? 'worker started' : 'dbproxy started');
 
-  let stopping: Promise<void> | undefined;
-  const stop = (reason: string): Promise<void> => {
+  const targets: DrainTarget[] = hosts.map((host, i) => ({
+    name: host.definition.name,
+    service: running[i] as RunningService,
+    ...(host.workers ? { drainWorkers: (deadline: number) => (host.workers as WorkerGroup).drain(deadline) } : {}),
+    destroyConnections: () => host.listeners.destroyConnections(),
+  }));
+  let stopping: Promise<ShutdownReport> | undefined;
+  const shutdown = (reason: string): Promise<ShutdownReport> => {
     stopping ??= (async () => {
       logger.info({ reason }, 'draining');
       readiness.set('shutdown', 'unready', `shutting down: ${reason}`);
       stopHeartbeats();
       const deadline = Date.now() + config.current().config.proxy.shutdown_timeout_seconds * 1000;
       for (const host of hosts) host.listeners.stopAccepting();
-      await Promise.allSettled([...running.map((s) => s.drain?.(deadline)), ...hosts.map((h) => h.workers?.drain(deadline))]);
-      const closed = await Promise.allSettled(running.map((s) => s.close()));
-      closed.forEach((r, i) => r.status === 'rejected' && logger.error({ service: names[i], err: errorMessage(r.reason) }, 'service failed to close'));
+      const report = await drainAndClose(targets, deadline, logger);
       config.stop();
       untrackBus();
-      await admin?.close();
-      await bus.close();
-      await tracing.shutdown().catch(() => undefined);
+      await closeBounded('admin HTTP', () => admin?.close(), logger);
+      await closeBounded('bus', () => bus.close(), logger);
+      await closeBounded('trace export', () => tracing.shutdown(), logger);
       unobserve();
-      logger.info({ reason }, 'stopped');
+      logger.info({ reason, clean: report.clean, ...(report.clean ? {} : { overran: report.overran, failed: report.failed }) }, 'stopped');
       logger.flush();
+      return report;
     })();
     return stopping;
   };
-  return { instanceId, config, bus, readiness, logger, metrics, adminAddress, stop };
+  const stop = async (reason: string): Promise<void> => void (await shutdown(reason));
+  return { instanceId, config, bus, readiness, logger, metrics, adminAddress, shutdown, stop };
 }

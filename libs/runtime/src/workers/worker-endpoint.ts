@@ -8,6 +8,7 @@ export type Provider = () => unknown | Promise<unknown>;
 export class WorkerEndpoint {
   private readonly handlers = new Map<string, (socket: Socket, listener: string) => void>();
   private readonly providers = new Map<string, Provider>();
+  private readonly open = new Set<Socket>();
   private active = 0;
 
   constructor(private readonly onDrain: (deadline: number) => void) {
@@ -24,6 +25,13 @@ export class WorkerEndpoint {
 
   activeConnections(): number {
     return this.active;
+  }
+
+  /** Destroys the connections still open in this worker; returns how many. */
+  destroyConnections(): number {
+    const sockets = [...this.open];
+    for (const socket of sockets) socket.destroy();
+    return sockets.length;
   }
 
   /** Tells the primary this worker has started its service. */
@@ -55,9 +63,11 @@ export class WorkerEndpoint {
       return;
     }
     this.active++;
+    this.open.add(socket);
     socket.setNoDelay(true);
     socket.once('close', () => {
       this.active--;
+      this.open.delete(socket);
       process.send?.({ type: 'dbproxy:closed' });
     });
     handler(socket, listener);

@@ -4,6 +4,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Logger } from '@dbproxy/observability';
+import { CLOSE_GRACE_MS, DRAIN_LATENESS_MS } from '../shutdown';
 import { isWorkerMessage, type GatherRequest } from './messages';
 
 export interface WorkerLauncher {
@@ -75,22 +76,36 @@ export class WorkerGroup {
     return answers.filter((a) => a.error === undefined).map((a) => a.value);
   }
 
-  /** Tells every worker to drain until `deadline`, waits for them to exit, kills stragglers. */
-  async drain(deadline: number): Promise<void> {
+  /**
+   * Tells every worker to drain until `deadline` and waits for them to exit; a worker still
+   * running DRAIN_LATENESS_MS + CLOSE_GRACE_MS after the deadline is killed. Says how many were
+   * killed and how many exited with an error (a worker exits 1 when its own shutdown overran).
+   */
+  async drain(deadline: number): Promise<{ killed: number; failed: number }> {
     this.stopping = true;
+    let failed = 0;
     const exits = this.slots.map(
       (slot) =>
         new Promise<void>((resolve) => {
           if (slot.child.exitCode !== null || slot.child.signalCode !== null) return resolve();
-          slot.child.once('exit', () => resolve());
+          slot.child.once('exit', (code) => {
+            if (code !== 0) failed++;
+            resolve();
+          });
           if (slot.child.connected) slot.child.send({ type: 'dbproxy:drain', deadline });
         }),
     );
-    const grace = Math.max(0, deadline - Date.now()) + 3_000;
+    const grace = Math.max(0, deadline - Date.now()) + DRAIN_LATENESS_MS + CLOSE_GRACE_MS;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(exits), new Promise<void>((r) => (timer = setTimeout(r, grace)))]);
     clearTimeout(timer);
-    for (const slot of this.slots) if (slot.child.exitCode === null && slot.child.signalCode === null) slot.child.kill('SIGKILL');
+    let killed = 0;
+    for (const slot of this.slots) {
+      if (slot.child.exitCode !== null || slot.child.signalCode !== null) continue;
+      slot.child.kill('SIGKILL');
+      killed++;
+    }
+    return { killed, failed };
   }
 
   private ask(child: ChildProcess, topic: string, timeoutMs: number): Promise<{ value?: unknown; error?: string }> {
