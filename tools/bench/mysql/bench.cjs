@@ -117,13 +117,28 @@ function mariadbPids(ports) {
   });
 }
 
-/** CPU seconds (user + system) of the proxy, sysbench (this process's children) and the MariaDB servers. */
+/** CPU seconds (user + system) of the proxy (with its worker processes), sysbench (this process's children) and the MariaDB servers. */
 function chainCpu(proxyPid, dbPids) {
   const total = (c) => c.user + c.system;
-  return { proxy: cpuSeconds(proxyPid), sysbench: total(cpuSeconds(process.pid, true)), mariadb: dbPids.reduce((sum, pid) => sum + total(cpuSeconds(pid)), 0) };
+  return { proxy: treeCpu(proxyPid), sysbench: total(cpuSeconds(process.pid, true)), mariadb: dbPids.reduce((sum, pid) => sum + total(cpuSeconds(pid)), 0) };
 }
 
-function treeRss(rootPid) {
+/** User and system CPU seconds of a process and its descendants (worker processes). */
+function treeCpu(rootPid) {
+  const total = { user: 0, system: 0 };
+  for (const pid of treePids(rootPid)) {
+    try {
+      const cpu = cpuSeconds(pid);
+      total.user += cpu.user;
+      total.system += cpu.system;
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+function treePids(rootPid) {
   const children = new Map();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -135,16 +150,24 @@ function treeRss(rootPid) {
       // the process went away
     }
   }
-  let total = 0;
+  const out = [];
   const stack = [rootPid];
   while (stack.length) {
     const pid = stack.pop();
+    out.push(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+function treeRss(rootPid) {
+  let total = 0;
+  for (const pid of treePids(rootPid)) {
     try {
       total += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
     } catch {
       // gone
     }
-    stack.push(...(children.get(pid) ?? []));
   }
   return total;
 }
