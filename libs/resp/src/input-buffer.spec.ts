@@ -27,6 +27,19 @@ describe('InputBuffer', () => {
     expect(handedOut.toString()).toBe('abcd');
   });
 
+  it('uses a range of a shared buffer in place, and copies only the range when bytes are pending', () => {
+    const input = new InputBuffer(16);
+    const slab = b('xx*1\r\n$4\r\nPINGyy');
+    input.appendRange(slab, 2, 12); // '*1\r\n$4\r\nPI'
+    expect(input.buffer).toBe(slab);
+    expect([input.start, input.end, input.length]).toEqual([2, 12, 10]);
+    input.consume(10);
+    input.appendRange(slab, 12, 14); // 'NG'
+    expect(input.buffer).not.toBe(slab);
+    expect(input.buffer.toString('latin1', input.start, input.end)).toBe('PING');
+    expect(slab.toString('latin1')).toBe('xx*1\r\n$4\r\nPINGyy');
+  });
+
   it('sizes a new buffer for the bytes a pending frame needs', () => {
     const input = new InputBuffer(16);
     input.append(b('$1000\r\n'));

@@ -27,27 +27,36 @@ export class InputBuffer {
 
   /** Adds `chunk`; `needBytes` (a scanner's hint, counted from `start`) sizes any new buffer. */
   append(chunk: Buffer, needBytes = 0): void {
+    this.appendRange(chunk, 0, chunk.length, needBytes);
+  }
+
+  /**
+   * Adds `buf[from, to)`, bytes the caller never rewrites (a read copied into a slab): used in
+   * place when nothing is pending, so a read needs no Buffer of its own.
+   */
+  appendRange(buf: Buffer, from: number, to: number, needBytes = 0): void {
     const pending = this.end - this.start;
+    const n = to - from;
     if (pending === 0) {
-      this.buffer = chunk;
-      this.start = 0;
-      this.end = chunk.length;
+      this.buffer = buf;
+      this.start = from;
+      this.end = to;
       this.owned = false;
       return;
     }
-    if (this.owned && this.end + chunk.length <= this.buffer.length) {
-      chunk.copy(this.buffer, this.end);
-      this.end += chunk.length;
+    if (this.owned && this.end + n <= this.buffer.length) {
+      buf.copy(this.buffer, this.end, from, to);
+      this.end += n;
       return;
     }
-    const have = pending + chunk.length;
+    const have = pending + n;
     const size = Math.max(have, Math.min(needBytes, have + this.maxAhead), pending * 2, this.minCapacity);
     const next = Buffer.allocUnsafe(size);
     this.buffer.copy(next, 0, this.start, this.end);
-    chunk.copy(next, pending);
+    buf.copy(next, pending, from, to);
     this.buffer = next;
     this.start = 0;
-    this.end = pending + chunk.length;
+    this.end = have;
     this.owned = true;
   }
 

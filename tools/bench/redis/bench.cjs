@@ -4,7 +4,9 @@
 // mode, in one run; then command mode against a direct 3-master Redis Cluster. Prints ops/s,
 // p50/p99 and the ratios. Never run by `npm test`.
 //
-// Usage: node tools/bench/redis/bench.cjs [--requests 200000] [--rounds 3] [--workers N] [--quick]
+// Usage: node tools/bench/redis/bench.cjs [--requests 200000] [--rounds 3] [--workers N] [--quick] [--focus]
+// --focus: only twemproxy and command mode (one process) on standalone Redis, for iterating on the
+// command-mode data path; the full run is what figures are quoted from.
 // Starts its own Redis servers (libs/testing, from dist/), installs nutcracker with apt-get when
 // missing, runs the proxy as `./bin/dbproxy start topology redis-edge` (build first: npm run build).
 // Every cell runs --rounds times with the targets interleaved and the best run is kept: a shared
@@ -25,6 +27,7 @@ const opt = (name, fallback) => {
   return at >= 0 ? args[at + 1] : fallback;
 };
 const QUICK = args.includes('--quick');
+const FOCUS = args.includes('--focus');
 const REQUESTS = Number(opt('requests', QUICK ? '50000' : '200000'));
 const ROUNDS = Number(opt('rounds', QUICK ? '1' : '3'));
 const CLIENTS = 50;
@@ -173,15 +176,27 @@ async function measure(targets) {
   return results;
 }
 
+async function focused(twemproxy, commandMode) {
+  console.log(`redis-benchmark -c ${CLIENTS} -n ${REQUESTS} -r 100000, best of ${ROUNDS} interleaved round(s), --focus; load average ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const targets = [
+    { name: 'twemproxy', ...twemproxy },
+    { name: 'redis-edge command', ...commandMode },
+  ];
+  report('Standalone Redis (focus)', targets, await measure(targets), ['twemproxy']);
+  console.log(`\nload average after: ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'redis-bench-'));
-  const [single, cluster, nats] = await Promise.all([startRedis({ replicas: 0 }), startRedisCluster({ masters: 3 }), startNats()]);
+  const idle = { destroy: async () => {} };
+  const [single, cluster, nats] = FOCUS ? [await startRedis({ replicas: 0 }), idle, idle] : await Promise.all([startRedis({ replicas: 0 }), startRedisCluster({ masters: 3 }), startNats()]);
   try {
-    await cluster.waitForClusterOk();
+    if (!FOCUS) await cluster.waitForClusterOk();
     const backend = `[[redis_backends]]\nname = "r1"\naddress = "127.0.0.1:${single.primary.port}"\nrole = "primary"\n`;
     const twemproxy = await startTwemproxy(dir, single.primary.port);
-    const connectionMode = await startEdge(dir, 'connection', `mode = "connection"\n${backend}`);
     const commandMode = await startEdge(dir, 'command', `mode = "command"\n${backend}`);
+    if (FOCUS) return await focused(twemproxy, commandMode);
+    const connectionMode = await startEdge(dir, 'connection', `mode = "connection"\n${backend}`);
     // The edge's default: one worker process per CPU (workers run over NATS; the primary accepts and hands sockets over).
     const workers = Number(opt('workers', String(require('node:os').availableParallelism())));
     const commandWorkers = await startEdge(dir, 'command-workers', `mode = "command"\nworkers = ${workers}\n${backend}`, nats.url);

@@ -8,6 +8,7 @@ import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { DEFAULT_STATE, type ConnectionState } from '../io/endpoint';
 import { OutputQueue } from '../io/output-queue';
+import { descriptorOf } from '../io/direct-write';
 import { adoptSocket } from '../io/socket-reader';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import type { Flushable } from '../io/tick-flusher';
@@ -68,6 +69,8 @@ export class CommandSession implements ReplySink, Flushable {
 
   /** The client's socket, read without the stream layer (see io/socket-reader). */
   readonly socket: Socket;
+  /** Its descriptor, written directly while nothing waits in the stream (see io/direct-write). */
+  private readonly fd: number;
 
   constructor(
     accepted: Socket,
@@ -78,8 +81,9 @@ export class CommandSession implements ReplySink, Flushable {
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
     // A client that half-closes after its last command still gets every reply, then the FIN;
     // a blocked or subscribed one has gone (as Redis sees it), so its blocks are cancelled.
-    const socket = adoptSocket(accepted, (chunk) => this.received(chunk), true);
+    const socket = adoptSocket(accepted, (buf, start, end) => this.received(buf, start, end), true);
     this.socket = socket;
+    this.fd = descriptorOf(socket);
     socket.once('end', () => {
       this.inputEnded = true;
       if (this.leases.size > 0 || this.subscriber) this.close('client closed while blocked or subscribed');
@@ -217,7 +221,7 @@ export class CommandSession implements ReplySink, Flushable {
 
   flush(): void {
     if (this.closed || this.out.empty) return;
-    const ok = this.out.writeTo(this.socket);
+    const ok = this.out.writeTo(this.socket, this.fd);
     if (!ok && !this.outputPaused && this.socket.writableLength >= OUTPUT_HIGH_WATER) {
       this.outputPaused = true;
       this.edge.metrics.backpressure.inc({ reason: 'output' });
@@ -261,10 +265,10 @@ export class CommandSession implements ReplySink, Flushable {
     if (this.input.length > 0) this.pump();
   }
 
-  private received(chunk: Buffer): void {
+  private received(buf: Buffer, start: number, end: number): void {
     if (this.closed) return;
     this.idleSweeps = 0;
-    this.input.append(chunk, this.scanner.needBytes);
+    this.input.appendRange(buf, start, end, this.scanner.needBytes);
     this.pump();
   }
 

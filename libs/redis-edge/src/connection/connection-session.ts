@@ -46,7 +46,7 @@ export class ConnectionSession {
     const settings = edge.settings();
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
     // A half-close is passed on to the backend, whose replies still come back.
-    const client = adoptSocket(accepted, (chunk) => this.clientBytes(chunk), true);
+    const client = adoptSocket(accepted, (buf, start, end) => this.clientBytes(buf.subarray(start, end)), true);
     this.client = client;
     client.once('end', () => {
       this.clientEnded = true;

@@ -7,7 +7,8 @@ import { errorMessage } from '@dbproxy/util';
 import { RedisEdgeErrors } from '../errors';
 import { StateMachine } from '../state-machine';
 import type { NodeEndpoint } from './endpoint';
-import { onreadOptions } from './socket-reader';
+import { descriptorOf } from './direct-write';
+import { onreadRanges } from './socket-reader';
 import { LinkFifo } from './link-fifo';
 import { OutputQueue } from './output-queue';
 import { SendFlag, type ReplySink } from './reply-sink';
@@ -59,6 +60,8 @@ export class BackendLink implements Flushable {
   private readonly scanner: ReplyScanner;
   private readonly machine = new StateMachine<LinkState>('redis-backend-link', 'idle', LEGAL);
   private socket: Socket | undefined;
+  /** The socket's descriptor once connected (written directly, see direct-write). */
+  private fd = -1;
   private setupLeft = 0;
   private closeError: Error | undefined;
 
@@ -106,7 +109,7 @@ export class BackendLink implements Flushable {
   }
 
   flush(): void {
-    if (this.socket && this.machine.is('ready') && !this.out.empty) this.out.writeTo(this.socket);
+    if (this.socket && this.machine.is('ready') && !this.out.empty) this.out.writeTo(this.socket, this.fd);
   }
 
   /** Pauses or resumes reading (push mode toward a slow subscriber). */
@@ -138,7 +141,7 @@ export class BackendLink implements Flushable {
   private open(): void {
     this.machine.transition('idle', 'connecting', 'first command');
     const { host, port } = splitAddress(this.endpoint.address);
-    const socket = connect({ host, port, noDelay: true, onread: onreadOptions((chunk) => this.received(chunk)) });
+    const socket = connect({ host, port, noDelay: true, onread: onreadRanges((buf, start, end) => this.received(buf, start, end)) });
     this.socket = socket;
     socket.setTimeout(this.options.connectTimeoutMs);
     socket.once('timeout', () => this.close(RedisEdgeErrors.backendConnect(this.endpoint.address, 'timed out'), 'connect timeout'));
@@ -149,6 +152,7 @@ export class BackendLink implements Flushable {
 
   private connected(): void {
     const socket = this.socket as Socket;
+    this.fd = descriptorOf(socket);
     this.options.onOpenChange?.(this, true);
     if (this.setup.length === 0) return this.becomeReady('connected');
     this.machine.transition('connecting', 'handshaking', 'connected');
@@ -171,9 +175,9 @@ export class BackendLink implements Flushable {
     this.close(error, detail);
   }
 
-  private received(chunk: Buffer): void {
+  private received(chunk: Buffer, from: number, to: number): void {
     this.lastProgress = Date.now();
-    this.input.append(chunk, this.scanner.needBytes);
+    this.input.appendRange(chunk, from, to, this.scanner.needBytes);
     let batch: ReplyBatch;
     try {
       batch = this.scanner.scan(this.input.buffer, this.input.start, this.input.end);

@@ -1,5 +1,6 @@
 // Queued ranges merge when they continue each other; one write per flush.
 import { createServer, connect, type Socket } from 'node:net';
+import { descriptorOf } from './direct-write';
 import { OutputQueue } from './output-queue';
 
 describe('output queue', () => {
@@ -46,5 +47,64 @@ describe('output queue', () => {
     expect(all.subarray(total - 4).toString()).toBe('tail');
     socket.destroy();
     server.close();
+  });
+
+  it('writes on the descriptor directly, and through the stream once the kernel takes only part', async () => {
+    const received: Buffer[] = [];
+    const peers: Socket[] = [];
+    const server = createServer((s) => {
+      peers.push(s);
+      s.pause(); // nothing is read yet: the kernel's buffers fill and a direct write is partial
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address() as { port: number };
+    const socket: Socket = await new Promise((r) => {
+      const s = connect(address.port, '127.0.0.1', () => r(s));
+    });
+    const fd = descriptorOf(socket);
+    expect(fd).toBeGreaterThanOrEqual(0);
+    const q = new OutputQueue();
+    const parts: Buffer[] = [];
+    // Each part is one range under the copy limit; write until the kernel stops taking everything (bounded).
+    for (let i = 0; i < 2000 && socket.writableLength === 0; i++) {
+      const part = Buffer.alloc(64 * 1024 - 1, 97 + (i % 26));
+      parts.push(part);
+      q.appendBuffer(part);
+      q.writeTo(socket, fd);
+    }
+    expect(socket.writableLength).toBeGreaterThan(0); // the rest waits in the stream
+    const tail = Buffer.from('tail');
+    parts.push(tail);
+    q.appendBuffer(tail);
+    q.writeTo(socket, fd); // goes behind it, not on the descriptor
+    for (let i = 0; i < 100 && peers.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    peers[0].on('data', (c: Buffer) => received.push(c));
+    peers[0].resume();
+    const total = parts.reduce((n, p) => n + p.length, 0);
+    for (let i = 0; i < 500 && received.reduce((n, c) => n + c.length, 0) < total; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(Buffer.concat(received).equals(Buffer.concat(parts))).toBe(true);
+    socket.destroy();
+    for (const peer of peers) peer.destroy();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('leaves a closed socket to the stream (the descriptor is not used once the handle is gone)', async () => {
+    const peers: Socket[] = [];
+    const server = createServer((s) => peers.push(s));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address() as { port: number };
+    const socket: Socket = await new Promise((r) => {
+      const s = connect(address.port, '127.0.0.1', () => r(s));
+    });
+    const fd = descriptorOf(socket);
+    socket.on('error', () => undefined);
+    socket.destroy();
+    const q = new OutputQueue();
+    q.appendBuffer(Buffer.from('+OK\r\n'));
+    expect(q.writeTo(socket, fd)).toBe(false);
+    expect(q.empty).toBe(true);
+    for (let i = 0; i < 100 && peers.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (const peer of peers) peer.destroy();
+    await new Promise((r) => server.close(r));
   });
 });

@@ -1,6 +1,7 @@
 // Byte ranges waiting to be written to one socket, as views of the buffers they were read from:
 // adjacent ranges of one buffer merge, so a pipelined batch forwards as a single slice.
 import type { Socket } from 'node:net';
+import { writeDirect } from './direct-write';
 
 const EMPTY = Buffer.alloc(0);
 /** Above this many bytes, ranges are written corked one by one rather than copied together. */
@@ -36,16 +37,16 @@ export class OutputQueue {
     this.append(buf, 0, buf.length);
   }
 
-  /** Writes everything queued to `socket` in one write (or one corked burst for large output); false when the socket buffers. */
-  writeTo(socket: Socket): boolean {
+  /** Writes everything queued to `socket` (descriptor `fd`, -1 for none) in one write (or one corked burst for large output); false when the socket buffers. */
+  writeTo(socket: Socket, fd = -1): boolean {
     const n = this.count;
     if (n === 0) return true;
     let ok: boolean;
     if (n === 1) {
-      const buf = this.bufs[0];
-      ok = socket.write(this.starts[0] === 0 && this.ends[0] === buf.length ? buf : buf.subarray(this.starts[0], this.ends[0]));
+      ok = writeDirect(socket, fd, this.bufs[0], this.starts[0], this.ends[0]);
     } else if (this.bytes <= COPY_LIMIT) {
-      ok = socket.write(this.concat());
+      const all = this.concat();
+      ok = writeDirect(socket, fd, all, 0, all.length);
     } else {
       socket.cork();
       ok = true;
