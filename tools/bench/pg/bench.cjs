@@ -11,6 +11,7 @@
 // shared machine's load disturbs far less than TPS):
 //   --select-only  only pgbench -S;  --clients 50  only these client counts (comma-separated);
 //   --protocols simple,extended;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
+//   --memory-only  only the idle-memory figure (no pgbench runs: the heap is not still settling from them)
 //   --perf DIR  record each proxy run with `perf record -g` into DIR (EDGE_NODE_FLAGS=--perf-basic-prof names JS frames)
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
@@ -193,7 +194,7 @@ async function main() {
       targets.push({ name: `pg-edge ${mode}`, port: edge.port, user: 'postgres', pid: edge.child.pid });
     }
     const results = [];
-    for (const [script, scriptArgs] of SCRIPTS) {
+    for (const [script, scriptArgs] of args.includes('--memory-only') ? [] : SCRIPTS) {
       for (const [protocol, protocolArgs] of PROTOCOLS) {
         for (const clients of CLIENTS) {
           const row = { script, protocol, clients, cells: {} };
@@ -209,7 +210,7 @@ async function main() {
         }
       }
     }
-    printTable(results, targets.map((t) => t.name));
+    if (results.length > 0) printTable(results, targets.map((t) => t.name));
     if (args.includes('--soak')) {
       const edge = targets.find((t) => t.name === 'pg-edge transaction');
       const savedDuration = DURATION;
