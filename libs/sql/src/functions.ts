@@ -88,19 +88,56 @@ export type FunctionVerdict = { readonly safe: true } | { readonly safe: false; 
 const SAFE_VERDICT: FunctionVerdict = Object.freeze({ safe: true });
 
 /**
- * Whether calling `name` (optionally schema-qualified) keeps a read replica-safe. Unknown
- * functions are user-defined: unsafe unless `allowed` lists them (by bare or qualified name).
+ * Whether calling `name` (optionally schema-qualified) keeps a read replica-safe. `schema` and
+ * `name` are canonical (see `functionNamePart`): the built-in lists are lower case, so a PostgreSQL
+ * quoted name with upper case (`"NEXTVAL"`) is a different, user-defined function. Unknown
+ * functions are user-defined: unsafe unless `allowed` (canonical names) lists them, bare or qualified.
  */
 export function judgeFunction(dialect: Dialect, schema: string | undefined, name: string, allowed: ReadonlySet<string>): FunctionVerdict {
-  const lower = name.toLowerCase();
-  const qualified = schema === undefined ? lower : `${schema.toLowerCase()}.${lower}`;
-  const unsafe = UNSAFE.get(lower);
-  if (unsafe !== undefined && (schema === undefined || BUILTIN_SCHEMAS.has(schema.toLowerCase()))) {
-    return { safe: false, code: unsafe.code, pins: unsafe.pins };
-  }
-  if (allowed.has(qualified) || allowed.has(lower)) return SAFE_VERDICT;
-  if ((schema === undefined || BUILTIN_SCHEMAS.has(schema.toLowerCase())) && (SAFE[dialect].has(lower) || lower.startsWith('st_'))) return SAFE_VERDICT;
+  const builtinSchema = schema === undefined || BUILTIN_SCHEMAS.has(schema);
+  const unsafe = UNSAFE.get(name);
+  if (unsafe !== undefined && builtinSchema) return { safe: false, code: unsafe.code, pins: unsafe.pins };
+  if (allowed.has(schema === undefined ? name : `${schema}.${name}`) || allowed.has(name)) return SAFE_VERDICT;
+  if (builtinSchema && (SAFE[dialect].has(name) || name.startsWith('st_'))) return SAFE_VERDICT;
   return { safe: false, code: 'user_function', pins: false };
+}
+
+/**
+ * The canonical form of one part of a function name, compared as the server compares it: MySQL
+ * function names are case-insensitive, quoted or not; PostgreSQL folds unquoted names to lower
+ * case and keeps a quoted name exactly. `quoted` is the name without its quotes.
+ */
+export function functionNamePart(dialect: Dialect, text: string, quoted: boolean): string {
+  return quoted && dialect === 'postgresql' ? text : text.toLowerCase();
+}
+
+/**
+ * An `allowedFunctions` entry in canonical form: `name` or `schema.name`, each part bare or quoted
+ * (`"MyFn"`, `` `my_udf` ``) and canonicalized like a name in a statement.
+ */
+export function canonicalFunctionName(dialect: Dialect, entry: string): string {
+  const parts: string[] = [];
+  let i = 0;
+  while (i <= entry.length) {
+    const quote = entry[i];
+    if (quote === '"' || quote === '`') {
+      let text = '';
+      let j = i + 1;
+      for (; j < entry.length; j++) {
+        if (entry[j] !== quote) text += entry[j];
+        else if (entry[j + 1] === quote) text += entry[j++];
+        else break;
+      }
+      parts.push(functionNamePart(dialect, text, true));
+      i = j + 2; // past the closing quote and the dot
+    } else {
+      const dot = entry.indexOf('.', i);
+      const end = dot < 0 ? entry.length : dot;
+      parts.push(functionNamePart(dialect, entry.slice(i, end).trim(), false));
+      i = end + 1;
+    }
+  }
+  return parts.join('.');
 }
 
 /** MySQL system variables whose value depends on the connection's last statement or identity. */

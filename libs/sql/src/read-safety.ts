@@ -1,8 +1,8 @@
 // Token-level checks that keep a statement off replicas: locking clauses, functions, variables, INTO, writable CTEs.
 import type { UnsafeReason } from './classification';
-import { isStateSystemVariable, judgeFunction } from './functions';
+import { functionNamePart, isStateSystemVariable, judgeFunction } from './functions';
 import { Kw } from './keywords';
-import { TokenCursor } from './normalized';
+import { identifierName, TokenCursor, type NToken } from './normalized';
 import { Tok, type Dialect } from './tokenizer';
 
 /** What the scan found in one statement. */
@@ -38,7 +38,8 @@ export function scanSafety(c: TokenCursor, dialect: Dialect, allowed: ReadonlySe
       else if (t.keyword === Kw.INTO && query) intoClause(c, i, dialect, facts);
       else if (isWith && t.depth > 0 && writesInCte(c, i)) facts.writableCte = true;
       else if (c.at(i + 1)?.kind === Tok.LParen) functionCall(c, i, dialect, allowed, facts);
-    } else if (t.kind === Tok.Variable) variable(c, i, facts);
+    } else if (t.kind === Tok.QuotedIdent && c.at(i + 1)?.kind === Tok.LParen) functionCall(c, i, dialect, allowed, facts);
+    else if (t.kind === Tok.Variable) variable(c, i, facts);
   }
   return facts;
 }
@@ -95,10 +96,16 @@ function writesInCte(c: TokenCursor, i: number): boolean {
   return false;
 }
 
-/** A word followed by `(`: a function call unless it names a type, an alias column list or an insert target. */
+/** The canonical name of a word or quoted identifier (quoted routine names are calls too: jOOQ and some ORMs quote them). */
+const nameOf = (t: NToken, dialect: Dialect): string => functionNamePart(dialect, identifierName(t), t.kind === Tok.QuotedIdent);
+
+/**
+ * A word or quoted identifier followed by `(`: a function call unless it names a type, an alias
+ * column list or an insert target. Quoted and unquoted names are judged alike, by their canonical name.
+ */
 function functionCall(c: TokenCursor, i: number, dialect: Dialect, allowed: ReadonlySet<string>, facts: SafetyFacts): void {
   const t = c.tokens[i];
-  if (t.keyword !== 0) return; // keyword functions (IF, LEFT, REPLACE, CAST, EXISTS, VALUES...) are built-ins
+  if (t.keyword !== 0) return; // unquoted keyword functions (IF, LEFT, REPLACE, CAST, EXISTS, VALUES...) are built-ins
   const prev = c.at(i - 1);
   const prevKw = c.kw(i - 1);
   if (prevKw === Kw.AS || prevKw === Kw.INTO || prevKw === Kw.TABLE || prevKw === Kw.WITH || prevKw === Kw.RECURSIVE) return;
@@ -111,11 +118,12 @@ function functionCall(c: TokenCursor, i: number, dialect: Dialect, allowed: Read
   if (prev?.kind === Tok.Dot) {
     const owner = c.at(i - 2);
     if (owner === undefined || (owner.kind !== Tok.Word && owner.kind !== Tok.QuotedIdent)) return;
-    schema = owner.text.replace(/^["`]|["`]$/g, '');
+    schema = nameOf(owner, dialect);
   }
-  const verdict = judgeFunction(dialect, schema, t.text, allowed);
+  const bare = nameOf(t, dialect);
+  const verdict = judgeFunction(dialect, schema, bare, allowed);
   if (verdict.safe) return;
-  const name = schema === undefined ? t.text : `${schema}.${t.text}`;
+  const name = schema === undefined ? bare : `${schema}.${bare}`;
   add(facts, verdict.code, `${name}()`);
   if (verdict.pins) facts.pinReason ??= `${name}() holds state on the connection`;
 }

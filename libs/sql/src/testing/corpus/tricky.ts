@@ -69,6 +69,14 @@ my.add("SELECT * FROM users WHERE id = 1 INTO OUTFILE '/tmp/users.csv'", 'read',
 my.add('CALL refresh_stats(1)', 'write', 'primary', 'unsharded', { reasons: ['procedure_call'] });
 my.add('SELECT my_udf(id) FROM users WHERE id = 1', 'read', 'primary', ['s1'], { reasons: ['user_function'] });
 my.add('SELECT shop.price_with_tax(total) FROM orders WHERE user_id = 1', 'read', 'primary', ['s1'], { reasons: ['user_function'] });
+// Quoted routine names (jOOQ, some ORMs) are calls like unquoted ones; MySQL compares function names case-insensitively.
+my.add('SELECT `my_udf`(1)', 'read', 'primary', 'unsharded', { reasons: ['user_function'] });
+my.add('SELECT `shop`.`price_with_tax`(`total`) FROM `orders` WHERE `user_id` = 1', 'read', 'primary', ['s1'], { reasons: ['user_function'] });
+my.add("SELECT `GET_LOCK`('a', 1)", 'read', 'primary', 'unsharded', { session: 'pin', reasons: ['lock_function'] });
+my.add("SELECT `release_lock`('a')", 'read', 'primary', 'unsharded', { session: 'pin', reasons: ['lock_function'] });
+my.add('SELECT `LAST_INSERT_ID`()', 'read', 'primary', 'unsharded', { reasons: ['state_function'] });
+my.add("SELECT `LOWER`(`name`), `coalesce`(`email`, '') FROM `users` WHERE `id` = 2", 'read', 'replica', ['s2'], { keys: [2] });
+my.add('INSERT INTO `orders` (`user_id`, `total`) VALUES (5, 1)', 'write', 'primary', ['s1'], { keys: [5], session: 'none' });
 my.add('SELECT * FROM t1 UNION SELECT * FROM users WHERE id = 2', 'read', 'replica', ['s2'], { tables: ['t1', 'users'] });
 my.add('SELECT * FROM users WHERE id = 1 UNION ALL SELECT * FROM users WHERE id = 2', 'read', 'replica', ['s1', 's2']);
 my.add('SELECT * FROM (SELECT * FROM users WHERE id = 10) AS u', 'read', 'replica', ['s2'], { keys: [10] });
@@ -137,6 +145,19 @@ pg.add("SELECT * FROM orders WHERE customer_id = $2 AND data ? $1", 'read', 'rep
 pg.add('SELECT 1; SELECT 2;', 'read', 'primary', 'unsharded', { reasons: ['multi_statement'] });
 pg.add('SELECT * FROM "User" WHERE "id" IS NOT DISTINCT FROM 5', 'read', 'primary', 'reject:DBP_ERR_SQL_SHARD_UNSUPPORTED', { reasons: ['parse_failed'] });
 pg.add('SELECT app.compute_score("id") FROM "User" WHERE "id" = 1', 'read', 'primary', ['p1'], { reasons: ['user_function'] });
+// Quoted routine names are calls too; PostgreSQL keeps a quoted name's case, so "NEXTVAL" is a user-defined function.
+pg.add(`SELECT "nextval"('orders_id_seq')`, 'read', 'primary', 'unsharded', { reasons: ['sequence_function'] });
+pg.add(`SELECT "pg_catalog"."setval"('orders_id_seq', 5)`, 'read', 'primary', 'unsharded', { reasons: ['sequence_function'] });
+pg.add('SELECT "pg_advisory_lock"(1)', 'read', 'primary', 'unsharded', { session: 'pin', reasons: ['lock_function'] });
+pg.add('SELECT "pg_advisory_xact_lock"(1)', 'read', 'primary', 'unsharded', { session: 'none', reasons: ['lock_function'] });
+pg.add(`SELECT "set_config"('search_path', 'app', false)`, 'read', 'primary', 'unsharded', { session: 'pin', reasons: ['side_effect_function'] });
+pg.add('SELECT "txid_current"()', 'read', 'primary', 'unsharded', { reasons: ['state_function'] });
+pg.add('SELECT "my_fn"(1)', 'read', 'primary', 'unsharded', { reasons: ['user_function'] });
+pg.add(`SELECT "NEXTVAL"('orders_id_seq')`, 'read', 'primary', 'unsharded', { reasons: ['user_function'] });
+pg.add('SELECT "app"."compute_score"("id") FROM "User" WHERE "id" = 1', 'read', 'primary', ['p1'], { reasons: ['user_function'] });
+pg.add(`SELECT "lower"("email"), "coalesce"("name", '') FROM "User" WHERE "id" = 1`, 'read', 'replica', ['p1'], { keys: [1] });
+pg.add('SELECT * FROM "my_rows"(1)', 'read', 'primary', 'unsharded', { reasons: ['user_function'] });
+pg.add('WITH "recent"("id") AS (SELECT "id" FROM "User" WHERE "id" = 1) SELECT * FROM "recent"', 'read', 'replica', ['p1'], { keys: [1] });
 pg.add("SELECT * FROM orders WHERE customer_id = 5 AND created_at > now() - interval '1 day'", 'read', 'replica', ['p1']);
 pg.add('SELECT /* FOR UPDATE */ * FROM orders /* nested /* comment */ still */ WHERE customer_id = 6', 'read', 'replica', ['p0']);
 pg.add(
