@@ -18,6 +18,7 @@ import type { StateTable } from '../state-machine';
 import { collationKey, BACKEND_COLLATION } from './collations';
 import type { OpenedBackend } from './backend-handshake';
 import { BackendStatements } from './statement-catalog';
+import { descriptorOf, writeDirect } from '../direct-write';
 
 export type BackendConnectionState = 'ready' | 'busy' | 'closed';
 
@@ -69,6 +70,8 @@ export class BackendConnection {
   readonly statements: BackendStatements;
   private state: BackendConnectionState = 'ready';
   private readonly socket: Socket;
+  /** Plain TCP: the descriptor written directly while nothing waits in the stream (see direct-write); -1 for TLS. */
+  private readonly fd: number;
   private readonly framer: PacketFramer;
   private readonly tracker: ResponseTracker;
   /** The socket chunk being framed, and the run of forwarded bytes in it [runStart, runEnd). */
@@ -107,6 +110,7 @@ export class BackendConnection {
     const onData = (chunk: Buffer): void => this.onData(chunk);
     if (opened.reader) opened.reader.listener = onData;
     else this.socket.on('data', onData);
+    this.fd = opened.reader ? descriptorOf(this.socket) : -1;
     this.socket.on('error', (err: Error) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.message)));
     this.socket.on('close', () => this.fail(MysqlEdgeErrors.backendLost(this.backend, 'connection closed by the server')));
   }
@@ -148,13 +152,13 @@ export class BackendConnection {
   }
 
   write(bytes: Buffer): void {
-    this.socket.write(bytes);
+    writeDirect(this.socket, this.fd, bytes);
   }
 
   /** Several buffers in one syscall. */
   writev(parts: readonly Buffer[]): void {
     if (parts.length === 1) {
-      this.socket.write(parts[0] as Buffer);
+      writeDirect(this.socket, this.fd, parts[0] as Buffer);
       return;
     }
     this.socket.cork();

@@ -17,6 +17,7 @@ import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
 import { ClientLogin, type LoginHost, type LoginResult } from '../frontend/client-login';
 import { upgradeToTls } from '../frontend/frontend-tls';
+import { descriptorOf, writeDirect } from '../direct-write';
 import { adoptSocket } from '../socket-reader';
 import { errPacket, okPacket, sessionStatus } from '../wire';
 import { BackendExchange, type CommandKind, type ExchangeOwner } from './backend-exchange';
@@ -46,6 +47,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   readonly id = nextSessionId++;
   state: SessionState = 'login';
   socket: Socket;
+  /** The plain client socket's descriptor once its reads bypass the stream (see direct-write); -1 before and for TLS. */
+  private fd = -1;
   private readonly framer: PacketFramer;
   epoch: EdgeEpoch;
   capabilities = 0;
@@ -220,7 +223,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   deliver(slices: Buffer[], conn: BackendConnection): void {
     const socket = this.socket;
     let ok: boolean;
-    if (slices.length === 1) ok = socket.write(slices[0] as Buffer);
+    if (slices.length === 1) ok = writeDirect(socket, this.fd, slices[0] as Buffer);
     else {
       socket.cork();
       ok = true;
@@ -342,6 +345,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     adopted.on('close', onClose);
     adopted.on('error', onError);
     this.socket = adopted;
+    this.fd = descriptorOf(adopted);
   }
 
   loginFailed(err: DbproxyError, seq: number, plugin: string): void {

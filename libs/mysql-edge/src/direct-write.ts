@@ -1,0 +1,32 @@
+// Writing to a plain TCP socket with one write(2) on its descriptor, bypassing the Writable stream
+// layer (its bookkeeping and after-write tick cost more user CPU than the proxy's own work per
+// query; as redis-edge). Used only while the socket has its handle and nothing waits in the
+// stream, so bytes never overtake earlier ones and a descriptor is never used after its socket
+// closed; whatever the kernel does not take (or an error) goes through the stream as before.
+import { writeSync } from 'node:fs';
+import type { Socket } from 'node:net';
+
+/** The internal used here: a connected socket's libuv handle and its descriptor. */
+interface WithHandle {
+  _handle: { fd?: number } | null;
+}
+
+/** The socket's descriptor (-1: none, e.g. a TLS socket); it does not change while the handle lives. */
+export function descriptorOf(socket: Socket): number {
+  const fd = (socket as unknown as WithHandle)._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : -1;
+}
+
+/** Writes `buf` to `socket` (descriptor `fd`, or -1 for the stream path); false when the socket buffers, as socket.write. */
+export function writeDirect(socket: Socket, fd: number, buf: Buffer): boolean {
+  let written = 0;
+  if (fd >= 0 && (socket as unknown as WithHandle)._handle !== null && socket.writableLength === 0) {
+    try {
+      written = writeSync(fd, buf, 0, buf.length);
+    } catch {
+      // EAGAIN (the socket buffer is full) or a dead connection: the stream writes it or reports the error.
+    }
+    if (written === buf.length) return true;
+  }
+  return socket.write(written === 0 ? buf : buf.subarray(written));
+}
