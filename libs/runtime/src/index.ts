@@ -1,5 +1,5 @@
 // Public entry point of libs/runtime: service lifecycle, readiness, admin HTTP, configuration
-// following and edge heartbeats.
+// following and edge heartbeats, and socket I/O without the stream layer for the protocol edges.
 export { startRuntime, InvalidConfigFile, type Runtime, type RuntimeOptions } from './runtime';
 export { DRAIN_LATENESS_MS, CLOSE_GRACE_MS, RUNTIME_CLOSE_MS, type ShutdownReport } from './shutdown';
 export { runMain, type MainOptions } from './main';
@@ -9,3 +9,15 @@ export { splitListen } from './admin-server';
 export type { WorkerLauncher } from './workers/worker-group';
 export { ServiceListeners, type ListenerSpec, type BoundListener, type RejectReason } from './listeners';
 export type { ServiceDefinition, ServiceContext, RunningService, ServiceName, AdminKey, EdgeStatus, ServiceReadiness } from './service';
+export {
+  adoptable,
+  adoptSocket,
+  ByteReader,
+  onreadBytes,
+  onreadRanges,
+  readSocket,
+  readSocketRanges,
+  type BytesListener,
+  type RangeListener,
+} from './sockets/scratch-reads';
+export { descriptorOf, writeDirect } from './sockets/direct-write';
