@@ -89,16 +89,19 @@ export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, c
   if (statements.length > 1 || scan.unterminated) return unparsedEntry(fingerprint, statements, lexical, scan, config);
   const lex = lexical[0];
   const names = identifierNames(new TokenCursor(statements[0]));
-  const failed: Structure = { extra: [{ code: 'parse_failed', detail: `analysis failed: ${cause instanceof Error ? cause.message : String(cause)}` }] };
+  const detail = `analysis failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+  const failed: Structure = { extra: [{ code: 'parse_failed', detail }], failure: `its ${detail}` };
   const structure = !lex.parse ? { extra: [] } : tokensOnly ? failed : parseStructure(text, statements[0], lex, names, scan, config, counters);
   const parts = { tables: tablesOf(structure.parsed, lex.tables), extra: structure.extra, parsed: structure.shard !== undefined, count: 1 };
   const classification = build(lex, parts);
-  const template = shardTemplate(lex, structure.shard?.facts, names, config);
+  const template = shardTemplate(lex, structure.shard?.facts, names, config, structure.failure);
   return withAutocommit({ fingerprint, classification, template }, lex, parts);
 }
 
 interface Structure {
   readonly extra: UnsafeReason[];
+  /** Why node-sql-parser gave no AST, for a user who sees the statement refused. */
+  readonly failure?: string;
   readonly shard?: ShardAnalysis;
   readonly parsed?: ParsedTables;
 }
@@ -117,13 +120,18 @@ function parseStructure(
   const probe = buildProbe(text, tokens, config.dialect, lex.strip, keyFree);
   if (probe.tokens > config.maxParseTokens) {
     counters.tooComplex++;
-    return { extra: [{ code: 'too_complex', detail: `${probe.tokens} tokens to parse exceed the bound of ${config.maxParseTokens}` }] };
+    const detail = `${probe.tokens} tokens to parse exceed the bound of ${config.maxParseTokens}`;
+    const section = config.dialect === 'mysql' ? 'mysql' : 'postgres';
+    const failure =
+      `it is too long to analyze: ${probe.tokens} tokens to parse (select lists and ORDER BY left out, nested parentheses counted extra) ` +
+      `exceed the limit of ${config.maxParseTokens} (SqlRouter maxParseTokens, config key [${section}] max_parse_tokens); raise the limit, shorten the statement`;
+    return { extra: [{ code: 'too_complex', detail }], failure };
   }
   counters.parses++;
   const outcome = config.parser.parse(probe.text);
   if (!outcome.ok) {
     counters.parseFailures++;
-    return { extra: [{ code: 'parse_failed', detail: outcome.reason }] };
+    return { extra: [{ code: 'parse_failed', detail: outcome.reason }], failure: `node-sql-parser cannot parse it (${outcome.reason})` };
   }
   const shard = new ShardAnalysis(config.rules, scan.slotCount, scan.groups);
   shard.statement(outcome.ast, new Set());

@@ -1,6 +1,6 @@
 // Public entry point of sql: the tokenizer, fingerprints, classification and shard routing of SQL statements.
 export * from './errors';
-export { SqlRouter, type PreparedRoute, type SqlRoute, type SqlRouterOptions, type SqlRouterStats } from './router';
+export { DEFAULT_MAX_PARSE_TOKENS, SqlRouter, type PreparedRoute, type SqlRoute, type SqlRouterOptions, type SqlRouterStats } from './router';
 export type { Fingerprint } from './analyze';
 export type {
   Classification,

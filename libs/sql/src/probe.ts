@@ -96,11 +96,41 @@ function isDefaultCell(tokens: readonly NToken[], i: number): boolean {
   return (prev === Tok.LParen || prev === Tok.Comma) && (next === Tok.Comma || next === Tok.RParen);
 }
 
-/** The probe: its text, and how many tokens it kept (the measure of node-sql-parser's work). */
+/** The probe: its text, and its size in tokens, the measure of node-sql-parser's work. */
 export interface Probe {
   readonly text: string;
+  /** Tokens kept, a token inside nested grouping parentheses counting extra (`tokenWeight`), plus `SUBQUERY_WEIGHT` per sub-query. */
   readonly tokens: number;
 }
+
+/** Keywords after which `(` opens a grouping of an expression (not a call, a list or a sub-query). */
+const GROUPS_AFTER = new Set([Kw.AND, Kw.OR, Kw.NOT, Kw.WHERE, Kw.ON, Kw.HAVING, Kw.WHEN, Kw.THEN, Kw.ELSE, Kw.CASE, Kw.SELECT, Kw.IS, Kw.BETWEEN]);
+
+function opensQuery(tokens: readonly NToken[], i: number): boolean {
+  const next = tokens[i + 1];
+  return next !== undefined && next.kind === Tok.Word && QUERY_STARTS.has(next.keyword);
+}
+
+/** True when the `(` at i groups an expression: after an operator, a comma, another `(` or a condition keyword. */
+function opensGroup(tokens: readonly NToken[], i: number): boolean {
+  if (opensQuery(tokens, i)) return false;
+  const prev = tokens[i - 1];
+  if (prev === undefined) return true;
+  if (prev.kind === Tok.QuotedIdent) return false; // a call
+  return prev.kind !== Tok.Word || GROUPS_AFTER.has(prev.keyword);
+}
+
+/**
+ * What one token inside `depth` grouping parentheses counts. node-sql-parser backtracks on nested
+ * groups (its PostgreSQL grammar about doubles its work per level from the third: 12 nested
+ * `(... OR ...)` take 100 ms), so from depth 3 each level counts 4 times the one outside it.
+ */
+function tokenWeight(depth: number): number {
+  return depth <= 2 ? 1 : 4 ** Math.min(depth - 2, 24);
+}
+
+/** What opening a sub-query adds: node-sql-parser spends on each about what it spends on 60-70 flat tokens. */
+const SUBQUERY_WEIGHT = 24;
 
 /**
  * The probe text for one statement's tokens, leaving out `skip` ranges (trailing locking
@@ -111,7 +141,9 @@ export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dia
   for (const [from, to] of skip) replace.set(from, [to, '']);
   reductions(tokens, keyFree, replace);
   let out = '';
-  let kept = 0;
+  let size = 0;
+  const groups: boolean[] = []; // per open `(` kept: whether it groups an expression
+  let depth = 0;
   let prevEnd = tokens.length > 0 ? tokens[0].start : 0;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i];
@@ -119,7 +151,7 @@ export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dia
     out += text.slice(prevEnd, t.start);
     if (cut !== undefined) {
       out += cut[1];
-      if (cut[1] !== '') kept++;
+      if (cut[1] !== '') size += tokenWeight(depth);
       i = cut[0] - 1;
       prevEnd = cut[0] < tokens.length ? tokens[cut[0] - 1].end : text.length;
       continue;
@@ -129,8 +161,15 @@ export function buildProbe(text: string, tokens: readonly NToken[], dialect: Dia
       continue; // _utf8mb4'x': node-sql-parser does not read charset introducers
     }
     out += t.kind === NormTok.Slot || t.kind === NormTok.SlotList ? markerFor(tokens, i, dialect) : isDefaultCell(tokens, i) ? 'NULL' : t.text;
-    kept++;
+    if (t.kind === Tok.RParen && groups.pop() === true) depth--;
+    size += tokenWeight(depth);
+    if (t.kind === Tok.LParen) {
+      if (opensQuery(tokens, i)) size += SUBQUERY_WEIGHT;
+      const group = opensGroup(tokens, i);
+      groups.push(group);
+      if (group) depth++;
+    }
     prevEnd = t.end;
   }
-  return { text: out.trim(), tokens: kept };
+  return { text: out.trim(), tokens: size };
 }

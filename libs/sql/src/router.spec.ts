@@ -58,6 +58,38 @@ describe('SqlRouter cache', () => {
     expect(router.stats()).toMatchObject({ tooComplex: 1, parseFailures: 1 });
   });
 
+  it('routes an ORM-shaped statement by its key under the default parse bound', () => {
+    const conditions = ["o.status = 'paid'", 'o.total >= 10', "o.currency = 'EUR'", "o.created_at >= '2024-01-01'", "o.created_at < '2024-02-01'", 'o.deleted_at IS NULL', "o.region LIKE 'eu%'"];
+    const columns = Array.from({ length: 15 }, (_, i) => `o.col${i}`).join(', ');
+    const route = make().route(`SELECT ${columns} FROM orders o WHERE o.user_id = 7 AND ${conditions.join(' AND ')} ORDER BY o.created_at DESC LIMIT 20`);
+    expect(route.decision).toEqual({ kind: 'shards', shards: ['s1'], keys: [7], via: 'key' });
+    expect(route.classification).toMatchObject({ replicaSafe: true, analyzedBy: 'parser' });
+  });
+
+  it('says how long a statement over the parse bound is, the limit, and the option that raises it', () => {
+    const router = make({ maxParseTokens: 20 });
+    const sql = 'SELECT * FROM orders o WHERE o.user_id = 7 AND o.a = 1 AND o.b = 2 AND o.c = 3 AND o.d = 4';
+    const refused = router.route(sql).decision;
+    expect(refused).toMatchObject({ kind: 'reject', error: { code: 'DBP_ERR_SQL_SHARD_UNSUPPORTED' } });
+    const message = refused.kind === 'reject' ? refused.error.message : '';
+    expect(message).toMatch(/too long to analyze: \d+ tokens .* exceed the limit of 20 \(SqlRouter maxParseTokens, config key \[mysql\] max_parse_tokens\)/);
+    expect(message).toContain('dbproxy_shard');
+    expect(make({ maxParseTokens: 40 }).route(sql).decision).toMatchObject({ kind: 'shards', keys: [7] });
+  });
+
+  it('counts nested parentheses extra, so node-sql-parser never backtracks through deep nesting', () => {
+    let nested = 'a = 1';
+    for (let i = 0; i < 12; i++) nested = `(${nested} OR b${i} = ${i})`; // ~85 tokens; node-sql-parser's PostgreSQL grammar takes ~100 ms
+    const router = make({ dialect: 'postgresql' });
+    const route = router.route(`SELECT * FROM users WHERE id = 1 AND ${nested}`);
+    expect(route.classification.unsafeReasons).toContainEqual(expect.objectContaining({ code: 'too_complex' }));
+    expect(route.decision).toMatchObject({ kind: 'reject', error: { code: 'DBP_ERR_SQL_SHARD_UNSUPPORTED' } });
+    expect(router.stats()).toMatchObject({ tooComplex: 1, parses: 0 });
+    const shallow = router.route('SELECT * FROM users WHERE id = 1 AND (((a = 1 OR b = 2) AND c = 3) OR d = 4)');
+    expect(shallow.classification).toMatchObject({ replicaSafe: true, analyzedBy: 'parser' });
+    expect(shallow.decision).toMatchObject({ kind: 'shards', keys: [1] });
+  });
+
   it('publishes every lookup on the sql cache diagnostics channel', () => {
     const seen: unknown[] = [];
     const listener = (message: unknown): void => {
@@ -150,6 +182,22 @@ describe('SqlRouter policy', () => {
     const sql = 'SELECT app.slugify(name) FROM t';
     expect(make().route(sql).classification.replicaSafe).toBe(false);
     expect(make({ allowedFunctions: ['APP.slugify'] }).route(sql).classification.replicaSafe).toBe(true);
+  });
+
+  it('compares quoted function names as each dialect does, in statements and in the allow-list', () => {
+    const safe = (router: SqlRouter, sql: string): boolean => router.route(sql).classification.replicaSafe;
+    const mysql = make({ allowedFunctions: ['`Slugify`'] });
+    expect([safe(mysql, 'SELECT `slugify`(name) FROM t'), safe(mysql, 'SELECT SLUGIFY(name) FROM t'), safe(mysql, 'SELECT `other`(name) FROM t')]).toEqual([true, true, false]);
+    const pg = make({ dialect: 'postgresql', allowedFunctions: ['slugify', '"Score"', 'app."Rank"'] });
+    expect(safe(pg, 'SELECT "slugify"(name) FROM t')).toBe(true);
+    expect(safe(pg, 'SELECT Slugify(name) FROM t')).toBe(true); // unquoted: folded to slugify
+    expect(safe(pg, 'SELECT "Slugify"(name) FROM t')).toBe(false); // quoted: a different function
+    expect(safe(pg, 'SELECT "Score"(name) FROM t')).toBe(true);
+    expect(safe(pg, 'SELECT score(name) FROM t')).toBe(false);
+    expect(safe(pg, 'SELECT app."Rank"(name) FROM t')).toBe(true);
+    expect(safe(pg, 'SELECT app.rank(name) FROM t')).toBe(false);
+    expect(safe(pg, `SELECT "NOW"()`)).toBe(false);
+    expect(safe(pg, `SELECT "now"()`)).toBe(true);
   });
 
   it('routes nothing by key without rules', () => {

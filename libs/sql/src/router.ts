@@ -7,6 +7,7 @@ import type { Classification } from './classification';
 import type { RoutingHints } from './comments';
 import { InvalidRouterOptions, ShardHintConflict, UnknownShardHint } from './errors';
 import { Fingerprinter, type StatementScan } from './fingerprint';
+import { canonicalFunctionName } from './functions';
 import { literalKey, parameterKey, type SqlValue } from './literals';
 import type { RoutingDecision } from './routing-decision';
 import { ShardRuleSet } from './shard-rules';
@@ -23,7 +24,11 @@ export interface SqlRouterOptions {
   readonly cacheSize: number;
   /** User-defined functions that are safe on replicas (bare or schema-qualified names). */
   readonly allowedFunctions?: readonly string[];
-  /** Statements whose reduced parse text has more tokens than this skip node-sql-parser (primary-only). Default 48. */
+  /**
+   * Bound on node-sql-parser's work per miss: a statement whose reduced parse text (select lists and
+   * ORDER BY left out) has more tokens than this, a token inside nested parentheses counting extra,
+   * is not parsed: primary-only, and refused on a sharded table. Default DEFAULT_MAX_PARSE_TOKENS (200).
+   */
   readonly maxParseTokens?: number;
 }
 
@@ -66,6 +71,9 @@ export interface SqlRouterStats extends LruStats {
 
 const cacheLookup = channel(Channels.sqlCacheLookup);
 
+/** Default maxParseTokens: ORM-sized statements (a few joins, 10-20 AND-ed conditions) parse within about 1 ms. */
+export const DEFAULT_MAX_PARSE_TOKENS = 200;
+
 export class SqlRouter {
   readonly dialect: Dialect;
   private readonly fingerprinter: Fingerprinter;
@@ -84,9 +92,9 @@ export class SqlRouter {
       dialect: options.dialect,
       rules: new ShardRuleSet(options.shardRules),
       multiShard: options.multiShard,
-      allowedFunctions: new Set((options.allowedFunctions ?? []).map((f) => f.toLowerCase())),
+      allowedFunctions: new Set((options.allowedFunctions ?? []).map((f) => canonicalFunctionName(options.dialect, f))),
       parser: new StatementParser(options.dialect),
-      maxParseTokens: options.maxParseTokens ?? 48,
+      maxParseTokens: options.maxParseTokens ?? DEFAULT_MAX_PARSE_TOKENS,
     };
   }
 

@@ -23,12 +23,14 @@ const fixed = (decision: RoutingDecision, hintable = true): TemplateChoice => ({
 const UNSHARDED_CHOICE = fixed(UNSHARDED);
 const HINT = "or route it explicitly with a /*dbproxy_shard='<shard>'*/ comment";
 
-export function shardTemplate(lex: LexicalAnalysis, facts: AstFacts | undefined, names: ReadonlySet<string>, config: TemplateConfig): TemplateChoice {
+/** `failure`: why the statement has no AST facts (too long, parse failure), told to the user when it is refused. */
+export function shardTemplate(lex: LexicalAnalysis, facts: AstFacts | undefined, names: ReadonlySet<string>, config: TemplateConfig, failure?: string): TemplateChoice {
   if (config.rules.empty || ![...names].some((n) => config.rules.hasTable(n))) return UNSHARDED_CHOICE;
   if (lex.family === 'transaction' || lex.family === 'session_setting' || lex.family === 'utility') return UNSHARDED_CHOICE;
   if (lex.family === 'ddl') return fixed({ kind: 'reject', error: ShardRoutingUnsupported(`DDL on a sharded table must be run on each shard; ${HINT}`) });
   if (facts === undefined) {
-    return fixed({ kind: 'reject', error: ShardRoutingUnsupported(`the statement names a sharded table but could not be analyzed (${lex.command}); ${HINT}`) });
+    const why = failure ?? `could not be analyzed (${lex.command})`;
+    return fixed({ kind: 'reject', error: ShardRoutingUnsupported(`the statement names a sharded table but ${why}; ${HINT}`) });
   }
   return fromOutcomes(facts, config);
 }

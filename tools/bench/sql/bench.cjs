@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Benchmark of libs/sql: microseconds per classification + shard-key extraction on a cache hit and
-// on a miss, over the mixed statement corpus. Loads the TypeScript sources through SWC (no build).
+// on a miss, over the mixed statement corpus. Loads the TypeScript sources with TypeScript's
+// transpileModule (ts-register.cjs; no build).
 // Usage: node tools/bench/sql/bench.cjs [--quick]. Prints medians and p99s; never fails on time.
 'use strict';
 require('./ts-register.cjs');
