@@ -19,6 +19,16 @@ describe('loading configuration', () => {
     expect(result.config.config_api.tokens.map((t) => t.role)).toEqual(['admin', 'read_only']);
   });
 
+  it('bounds SQL parsing with max_parse_tokens in [mysql] and [postgres], default 200, a positive integer', () => {
+    const defaults = validateDocument({}, {});
+    if (!defaults.ok) throw new Error(defaults.issues.map(formatIssue).join('\n'));
+    expect([defaults.config.mysql.max_parse_tokens, defaults.config.postgres.max_parse_tokens]).toEqual([200, 200]);
+    expect(issuesOf('[mysql]\nmax_parse_tokens = 0\n[postgres]\nmax_parse_tokens = 1.5\n')).toEqual([
+      'mysql.max_parse_tokens: must be at least 1',
+      'postgres.max_parse_tokens: expected an integer',
+    ]);
+  });
+
   it('reports an unset variable, a duplicate backend and a shard without a primary at once', () => {
     const issues = issuesOf(`
       [[mysql_backends]]

@@ -77,6 +77,8 @@ export const mysqlSection = z
     classification_cache_size: positiveInt.default(10000),
     pressure_margin: z.number().min(0).max(10).default(0.25),
     allowed_functions: z.array(z.string()).default([]),
+    /** Bound on node-sql-parser's work per new statement shape (SqlRouter maxParseTokens); longer statements are not parsed. */
+    max_parse_tokens: positiveInt.default(200),
     sharding: mysqlSharding.default({}),
     cache: mysqlCache.default({}),
     fanout: z.array(mysqlFanout).default([]),
