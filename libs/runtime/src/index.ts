@@ -21,3 +21,4 @@ export {
   type RangeListener,
 } from './sockets/scratch-reads';
 export { descriptorOf, writeDirect } from './sockets/direct-write';
+export { StateMachine, IllegalTransition } from './state-machine';

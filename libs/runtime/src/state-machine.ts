@@ -1,0 +1,42 @@
+// One transition(from, to, reason) per state change of a session or backend connection: checked
+// against the kind's table of legal moves, published on the diagnostics channel (libs/observability
+// logs it at debug level and counts dbproxy_state_transitions_total), never silent.
+import { channel } from 'node:diagnostics_channel';
+import { Channels, createError } from '@dbproxy/util';
+
+const transitions = channel(Channels.stateTransition);
+let nextId = 1;
+
+/** A move the table forbids, or one from a state the machine is not in: a bug in the caller. */
+export const IllegalTransition = createError<[string, number, string, string, string, string]>(
+  'DBP_ERR_RUNTIME_ILLEGAL_TRANSITION',
+  '%s #%d cannot go from %s (expected %s) to %s: %s',
+);
+
+export class StateMachine<S extends string> {
+  readonly id = nextId++;
+  private current: S;
+
+  constructor(
+    readonly kind: string,
+    initial: S,
+    private readonly legal: Readonly<Record<S, readonly S[]>>,
+  ) {
+    this.current = initial;
+  }
+
+  get state(): S {
+    return this.current;
+  }
+
+  is(state: S): boolean {
+    return this.current === state;
+  }
+
+  /** Moves from `from` to `to`; a move from any other state, or one the table forbids, throws IllegalTransition. */
+  transition(from: S, to: S, reason: string): void {
+    if (this.current !== from || !this.legal[from].includes(to)) throw IllegalTransition(this.kind, this.id, this.current, from, to, reason);
+    this.current = to;
+    if (transitions.hasSubscribers) transitions.publish({ kind: this.kind, id: this.id, from, to, reason });
+  }
+}
