@@ -46,7 +46,7 @@ function accountsOf(config: DeepReadonly<DbproxyConfig>): Map<string, AccountCre
 /** Settings the SQL router is built from: unchanged settings keep the router and its warm cache. */
 function routerKey(config: DeepReadonly<DbproxyConfig>): string {
   const m = config.mysql;
-  return JSON.stringify([m.classification_cache_size, m.allowed_functions, m.sharding]);
+  return JSON.stringify([m.classification_cache_size, m.allowed_functions, m.sharding, m.max_parse_tokens]);
 }
 
 export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyView, previous: EdgeEpoch | undefined): EdgeEpoch {
@@ -55,7 +55,7 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
   const sameRouter = previous !== undefined && routerKey(previous.config) === routerKey(config);
   const router = sameRouter
     ? previous.router
-    : new SqlRouter({ dialect: 'mysql', shardRules: [], multiShard: m.sharding.multi_shard, cacheSize: m.classification_cache_size, allowedFunctions: [...m.allowed_functions] });
+    : new SqlRouter({ dialect: 'mysql', shardRules: [], multiShard: m.sharding.multi_shard, cacheSize: m.classification_cache_size, allowedFunctions: [...m.allowed_functions], maxParseTokens: m.max_parse_tokens });
   const health = config.health;
   const suspectMs = Math.max(2_000, health.interval_seconds * 1000 * (health.failures_before_down + 1));
   const directory =

@@ -18,7 +18,7 @@ import type { StateTable } from '../state-machine';
 import { collationKey, BACKEND_COLLATION } from './collations';
 import type { OpenedBackend } from './backend-handshake';
 import { BackendStatements } from './statement-catalog';
-import { descriptorOf, writeDirect } from '../direct-write';
+import { descriptorOf, writeDirect } from '@dbproxy/runtime';
 
 export type BackendConnectionState = 'ready' | 'busy' | 'closed';
 
@@ -70,7 +70,7 @@ export class BackendConnection {
   readonly statements: BackendStatements;
   private state: BackendConnectionState = 'ready';
   private readonly socket: Socket;
-  /** Plain TCP: the descriptor written directly while nothing waits in the stream (see direct-write); -1 for TLS. */
+  /** Plain TCP: the descriptor written directly while nothing waits in the stream (writeDirect, @dbproxy/runtime); -1 for TLS. */
   private readonly fd: number;
   private readonly framer: PacketFramer;
   private readonly tracker: ResponseTracker;
@@ -108,7 +108,7 @@ export class BackendConnection {
     this.statements = new BackendStatements(options.maxStatements, (id) => this.closeStatementNow(id));
     this.tracker = new ResponseTracker({ capabilities: opened.capabilities, maxBytes: options.maxResultBytes });
     const onData = (chunk: Buffer): void => this.onData(chunk);
-    if (opened.reader) opened.reader.listener = onData;
+    if (opened.reader) opened.reader.sink = onData;
     else this.socket.on('data', onData);
     this.fd = opened.reader ? descriptorOf(this.socket) : -1;
     this.socket.on('error', (err: Error) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.message)));

@@ -21,7 +21,7 @@ import {
 } from '@dbproxy/protocol-mysql';
 import { errorMessage } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
-import { ByteReader } from '../socket-reader';
+import { ByteReader } from '@dbproxy/runtime';
 import { BACKEND_COLLATION } from './collations';
 
 export interface BackendTls {
@@ -75,7 +75,7 @@ class HandshakePump {
     private readonly framer: PacketFramer,
     private readonly reader: ByteReader | null,
   ) {
-    if (reader) reader.listener = this.onData;
+    if (reader) reader.sink = this.onData;
     else socket.on('data', this.onData);
     socket.on('close', this.onEnd);
     socket.on('error', this.onError);

@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { context, type Span } from '@opentelemetry/api';
 import { contextFromTraceparent } from '@dbproxy/observability';
+import { adoptSocket, descriptorOf, writeDirect } from '@dbproxy/runtime';
 import { PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { SqlRoute } from '@dbproxy/sql';
 import { DbproxyError, errorMessage } from '@dbproxy/util';
@@ -17,8 +18,6 @@ import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
 import { ClientLogin, type LoginHost, type LoginResult } from '../frontend/client-login';
 import { upgradeToTls } from '../frontend/frontend-tls';
-import { descriptorOf, writeDirect } from '../direct-write';
-import { adoptSocket } from '../socket-reader';
 import { errPacket, okPacket, sessionStatus } from '../wire';
 import { BackendExchange, type CommandKind, type ExchangeOwner } from './backend-exchange';
 import { applyStatementResponse, dispatchCommand, type PendingPrepare } from './statement-commands';
@@ -47,7 +46,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   readonly id = nextSessionId++;
   state: SessionState = 'login';
   socket: Socket;
-  /** The plain client socket's descriptor once its reads bypass the stream (see direct-write); -1 before and for TLS. */
+  /** The plain client socket's descriptor once its reads bypass the stream (writeDirect, @dbproxy/runtime); -1 before and for TLS. */
   private fd = -1;
   private readonly framer: PacketFramer;
   epoch: EdgeEpoch;
@@ -330,7 +329,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
   }
 
-  /** After a plain login: the client socket's handle moves to an `onread` socket (see socket-reader). */
+  /** After a plain login: the client socket's handle moves to an `onread` socket (adoptSocket, @dbproxy/runtime). */
   private readWithoutStream(): void {
     const raw = this.socket as SessionSocket;
     if (this.state === 'closed' || raw[SESSION] !== this) return;
