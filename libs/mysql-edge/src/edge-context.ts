@@ -9,7 +9,7 @@ import type { CollationCatalog } from './backend/collations';
 import type { ParkedLeases } from './backend/parked-leases';
 import type { StatementCatalog } from './backend/statement-catalog';
 import type { EdgeEpoch } from './epoch';
-import type { FrontendTls } from './frontend/frontend-tls';
+import type { FrontendTls } from '@dbproxy/runtime';
 import type { RsaKeys } from './frontend/client-login';
 import type { EdgeMetrics, QueryCounters } from './metrics';
 import type { StateTable } from './state-machine';

@@ -17,7 +17,7 @@ import { SESSION_MOVES, SESSION_STATES, type CoarseClock, type EdgeContext, type
 import { buildEpoch, type EdgeEpoch } from './epoch';
 import { MysqlEdgeErrors, toMysqlError } from './errors';
 import type { RsaKeys } from './frontend/client-login';
-import { loadFrontendTls, type FrontendTls } from './frontend/frontend-tls';
+import { loadFrontendTls, type FrontendTls } from '@dbproxy/runtime';
 import { QueryCounters, createEdgeMetrics, type EdgeMetrics } from './metrics';
 import { ClientSession } from './session/client-session';
 import type { ListenerRole } from './session/route-planner';

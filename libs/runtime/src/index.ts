@@ -22,3 +22,4 @@ export {
 } from './sockets/scratch-reads';
 export { descriptorOf, writeDirect } from './sockets/direct-write';
 export { StateMachine, IllegalTransition } from './state-machine';
+export { loadFrontendTls, type FrontendTls, type FrontendTlsMode } from './sockets/frontend-tls';

@@ -24,7 +24,7 @@ import {
 import { DbproxyError, errorMessage } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import { BACKEND_COLLATION } from '../backend/collations';
-import type { FrontendTls } from './frontend-tls';
+import type { FrontendTls } from '@dbproxy/runtime';
 
 /** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no LOCAL INFILE, no query attributes. */
 export const FRONTEND_CAPABILITIES = DEFAULT_SERVER_CAPABILITIES;

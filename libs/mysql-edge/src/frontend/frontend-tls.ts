@@ -1,27 +1,7 @@
-// Frontend TLS from [proxy.tls]: the certificate the listeners present after a client's SSLRequest.
-import { readFileSync } from 'node:fs';
+// Frontend TLS for MySQL clients: the socket upgrade right after an SSLRequest (the certificate
+// comes from @dbproxy/runtime's loadFrontendTls).
 import type { Socket } from 'node:net';
-import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
-import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
-
-export type FrontendTlsMode = 'disabled' | 'optional' | 'required';
-
-export interface FrontendTls {
-  readonly mode: FrontendTlsMode;
-  /** Present unless the mode is disabled. */
-  readonly context: SecureContext | undefined;
-}
-
-export function loadFrontendTls(config: DeepReadonly<DbproxyConfig>): FrontendTls {
-  const tls = config.proxy.tls;
-  if (tls.mode === 'disabled' || !tls.cert_path || !tls.key_path) return { mode: 'disabled', context: undefined };
-  const context = createSecureContext({
-    cert: readFileSync(tls.cert_path),
-    key: readFileSync(tls.key_path),
-    ...(tls.ca_path ? { ca: readFileSync(tls.ca_path) } : {}),
-  });
-  return { mode: tls.mode, context };
-}
+import { TLSSocket, type SecureContext } from 'node:tls';
 
 /**
  * Upgrades a client socket right after its SSLRequest. MySQL clients do not wait for an answer
