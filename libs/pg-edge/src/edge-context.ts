@@ -4,7 +4,7 @@ import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import type { BackendDirectory } from './backend-directory';
 import type { CancelKeyRegistry } from './cancel-keys';
-import type { FrontendTls } from './frontend-tls';
+import type { FrontendTls } from '@dbproxy/runtime';
 import type { PgEdgeMetrics } from './metrics';
 import type { StartupShardKey } from './startup-shard-key';
 

@@ -8,7 +8,8 @@ import {
   type Frame,
   type StartupMessage,
 } from '@dbproxy/protocol-pg';
-import { acceptTls, type FrontendTls } from './frontend-tls';
+import type { FrontendTls } from '@dbproxy/runtime';
+import { acceptTls } from './frontend-tls';
 import { PgEdgeErrors } from './errors';
 
 export interface StartupPolicy {

@@ -12,7 +12,7 @@ import { CancelKeyRegistry } from './cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from './edge-context';
 import { PgEdgeErrors, toErrorResponse } from './errors';
 import { readStartup } from './frontend-startup';
-import { loadFrontendTls } from './frontend-tls';
+import { loadFrontendTls } from '@dbproxy/runtime';
 import { createPgEdgeMetrics } from './metrics';
 import { CANCEL_SUBJECT, encodeCancel, handleCancel, receiveCancel, refuse } from './session-common';
 import { StartupShardKey } from './startup-shard-key';
@@ -43,7 +43,7 @@ export const pgEdgeService: ServiceDefinition = {
     const topology = new TopologyClient({ bus: ctx.bus, protocol: 'postgres', config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
     let epoch = buildEpoch(ctx.config.current(), topology);
     const pools = new TransactionPools(() => topology.current());
-    const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: [], multiShard: 'reject', cacheSize: e.config.postgres.classification_cache_size }));
+    const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: [], multiShard: 'reject', cacheSize: e.config.postgres.classification_cache_size, maxParseTokens: e.config.postgres.max_parse_tokens }));
     pools.configure(epoch);
     const shardOf = new Map(epoch.config.postgres_backends.map((b) => [b.name, b]));
     const metrics = createPgEdgeMetrics(ctx.metrics, () =>

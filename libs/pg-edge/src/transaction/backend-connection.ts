@@ -16,7 +16,7 @@ import { errorMessage } from '@dbproxy/util';
 import type { BackendConfig } from '../backend-directory';
 import { openBackendSocket } from '../backend-socket';
 import { PgEdgeErrors } from '../errors';
-import { ScratchReader } from '../socket-reader';
+import { ByteReader } from '@dbproxy/runtime';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const BackendCode = BackendCodeExport;
 
@@ -64,8 +64,8 @@ export class PgBackendConnection {
   }
 
   static async open(config: BackendConfig, address: string, options: BackendOpenOptions): Promise<PgBackendConnection> {
-    // A plain socket is read without the stream layer (socket-reader); a TLS one keeps its stream.
-    const reader = new ScratchReader();
+    // A plain socket is read without the stream layer (ByteReader, @dbproxy/runtime); a TLS one keeps its stream.
+    const reader = new ByteReader();
     const socket = await openBackendSocket(config, address, { ...options, onread: reader.onread });
     const conn = new PgBackendConnection(config.name, address, socket, options.maxMessageSize);
     const received = (chunk: Buffer) => conn.onBytes(chunk);

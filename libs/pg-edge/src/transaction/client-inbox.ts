@@ -1,9 +1,9 @@
 // Frames from a transaction-mode client: awaited one by one during authentication, then pushed to
 // the session as they arrive, with the socket paused while too many bytes wait unprocessed. A
-// plain client socket is read without the stream layer (socket-reader).
+// plain client socket is read without the stream layer (readSocket, @dbproxy/runtime).
 import type { Socket } from 'node:net';
 import { PgFramer, type Frame } from '@dbproxy/protocol-pg';
-import { adoptSocket } from '../socket-reader';
+import { readSocket } from '@dbproxy/runtime';
 
 export interface InboxHandler {
   onFrame(frame: Frame): void;
@@ -23,7 +23,7 @@ export class ClientInbox {
 
   constructor(accepted: Socket, remainder: Buffer, maxMessageSize: number) {
     this.framer = new PgFramer({ phase: 'typed', peer: 'frontend', maxMessageSize });
-    const socket = adoptSocket(accepted, (chunk) => this.push(chunk));
+    const socket = readSocket(accepted, (chunk) => this.push(chunk));
     this.socket = socket;
     socket.once('close', () => this.end(undefined));
     socket.on('error', (err) => this.end(err));

@@ -12,7 +12,7 @@ import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
-import { SessionStateMachine } from '../state-machine';
+import { StateMachine } from '@dbproxy/runtime';
 import type { BackendConsumer } from './backend-connection';
 import type { PgLease } from './backend-pools';
 import { BatchPlan, emitQuery, emitRefusal, refusalBytes } from './batch-plan';
@@ -40,7 +40,7 @@ interface Flags {
 
 export class TransactionSession implements RelayHooks, DeadlineWatched {
   readonly key: ProxyKey;
-  private readonly machine = new SessionStateMachine<State>('pg_transaction_session', 'idle', TX_SESSION_STATES);
+  private readonly machine = new StateMachine<State>('pg_transaction_session', 'idle', TX_SESSION_STATES);
   private readonly plan: BatchPlan;
   private readonly relay: ResponseRelay;
   private readonly toBackend = new SliceWriter();

@@ -18,9 +18,8 @@ import type { ProxyKey } from '../cancel-keys';
 import { LOGIN_DEADLINE_MS, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
-import { SessionStateMachine } from '../state-machine';
 import { handleCancel, refuse } from '../session-common';
-import { adoptable, adoptSocket, ScratchReader } from '../socket-reader';
+import { adoptSocket, ByteReader, StateMachine } from '@dbproxy/runtime';
 import { bindLifetimes, pump, relayTo } from './socket-pair';
 
 type State = 'startup' | 'connecting' | 'authenticating' | 'streaming' | 'closed';
@@ -35,7 +34,7 @@ const ACCEPT_TLS = 0x53; // 'S'
 const SESSION_SPAN: SpanOptions = { kind: SpanKind.SERVER, attributes: { 'db.system': 'postgresql', 'dbproxy.mode': 'transparent' } };
 
 export class TransparentSession {
-  private readonly machine = new SessionStateMachine<State>('pg_transparent_session', 'startup', LEGAL);
+  private readonly machine = new StateMachine<State>('pg_transparent_session', 'startup', LEGAL);
   private proxyKey: ProxyKey | undefined;
   private releaseLoad: (() => void) | undefined;
   private backend: Socket | undefined;
@@ -126,7 +125,7 @@ export class TransparentSession {
     const connectStarted = this.span?.isRecording() ? performance.now() : 0;
     let backend: Socket;
     // A plain backend is read without stream machinery (a TLS wrap keeps its stream).
-    const reader = target.config.tls.enabled ? undefined : new ScratchReader();
+    const reader = target.config.tls.enabled ? undefined : new ByteReader();
     try {
       backend = await openBackendSocket(target.config, target.connectAddress, { timeoutMs: connectTimeoutMs, onread: reader?.onread });
     } catch (err) {
@@ -144,12 +143,12 @@ export class TransparentSession {
 
   /** From now on the client's bytes go to the backend untouched: a plain client is read without the stream layer. */
   private clientToBackend(client: Socket, backend: Socket): Socket {
-    if (!adoptable(client)) {
+    // adoptSocket never calls back synchronously: `relay` exists before the first chunk.
+    const adopted = adoptSocket(client, (chunk) => relay(chunk));
+    if (adopted === null) {
       pump(client, backend);
       return client;
     }
-    // adoptSocket never calls back synchronously: `relay` exists before the first chunk.
-    const adopted = adoptSocket(client, (chunk) => relay(chunk));
     const relay = relayTo(backend, adopted);
     if (this.client === client) this.client = adopted;
     return adopted;
@@ -202,7 +201,7 @@ export class TransparentSession {
   }
 
   /** Until the first ReadyForQuery: forward authentication untouched, but hand out our own BackendKeyData. */
-  private watchStartupReplies(client: Socket, backend: Socket, target: BackendTarget, reader: ScratchReader | undefined): void {
+  private watchStartupReplies(client: Socket, backend: Socket, target: BackendTarget, reader: ByteReader | undefined): void {
     const framer = new PgFramer({ phase: 'typed', peer: 'backend' });
     let ready = false;
     bindLifetimes(client, backend, (reason) => this.close(reason));
