@@ -8,11 +8,9 @@ import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { DEFAULT_STATE, type ConnectionState } from '../io/endpoint';
 import { OutputQueue } from '../io/output-queue';
-import { descriptorOf } from '../io/direct-write';
-import { adoptSocket } from '../io/socket-reader';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import type { Flushable } from '../io/tick-flusher';
-import { StateMachine } from '../state-machine';
+import { descriptorOf, readSocketRanges, StateMachine } from '@dbproxy/runtime';
 import type { LeaseSink } from './blocking';
 import type { CommandEdge } from './command-edge';
 import { dispatchCommand } from './dispatcher';
@@ -67,9 +65,9 @@ export class CommandSession implements ReplySink, Flushable {
   /** The client half-closed: end once every command it sent is answered. */
   private inputEnded = false;
 
-  /** The client's socket, read without the stream layer (see io/socket-reader). */
+  /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
   readonly socket: Socket;
-  /** Its descriptor, written directly while nothing waits in the stream (see io/direct-write). */
+  /** Its descriptor, written directly while nothing waits in the stream (writeDirect, @dbproxy/runtime). */
   private readonly fd: number;
 
   constructor(
@@ -81,7 +79,7 @@ export class CommandSession implements ReplySink, Flushable {
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
     // A client that half-closes after its last command still gets every reply, then the FIN;
     // a blocked or subscribed one has gone (as Redis sees it), so its blocks are cancelled.
-    const socket = adoptSocket(accepted, (buf, start, end) => this.received(buf, start, end), true);
+    const socket = readSocketRanges(accepted, (buf, start, end) => this.received(buf, start, end), true);
     this.socket = socket;
     this.fd = descriptorOf(socket);
     socket.once('end', () => {

@@ -6,8 +6,7 @@ import type { Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
-import { adoptSocket, onreadOptions } from '../io/socket-reader';
-import { StateMachine } from '../state-machine';
+import { onreadBytes, readSocketRanges, StateMachine } from '@dbproxy/runtime';
 import type { ConnectionEdge } from './connection-edge';
 
 export type ConnectionState = 'awaiting-shard' | 'connecting' | 'piping' | 'closed';
@@ -35,7 +34,7 @@ export class ConnectionSession {
   private clientEnded = false;
   private span: Span | undefined;
 
-  /** The client's socket, read without the stream layer (see io/socket-reader). */
+  /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
   private readonly client: Socket;
 
   constructor(
@@ -46,7 +45,7 @@ export class ConnectionSession {
     const settings = edge.settings();
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
     // A half-close is passed on to the backend, whose replies still come back.
-    const client = adoptSocket(accepted, (buf, start, end) => this.clientBytes(buf.subarray(start, end)), true);
+    const client = readSocketRanges(accepted, (buf, start, end) => this.clientBytes(buf.subarray(start, end)), true);
     this.client = client;
     client.once('end', () => {
       this.clientEnded = true;
@@ -114,7 +113,7 @@ export class ConnectionSession {
     this.edge.opened(target.name);
     this.span = this.edge.tracer.startSpan('redis.connection', { attributes: { 'db.system': 'redis', 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
     const [host, port] = [target.address.slice(0, target.address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), Number(target.address.slice(target.address.lastIndexOf(':') + 1))];
-    const backend = connect({ host, port, noDelay: true, allowHalfOpen: true, onread: onreadOptions((chunk) => this.client.write(chunk) || backend.pause()) });
+    const backend = connect({ host, port, noDelay: true, allowHalfOpen: true, onread: onreadBytes((chunk) => this.client.write(chunk) || backend.pause()) });
     this.backend = backend;
     backend.setTimeout(this.edge.settings().connectTimeoutMs);
     backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target.address, 'timed out'));

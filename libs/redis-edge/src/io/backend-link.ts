@@ -5,10 +5,8 @@ import { connect, type Socket } from 'node:net';
 import { InputBuffer, redirectOfReply, ReplyFlag, ReplyScanner, type ReplyBatch, type RespLimits } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { RedisEdgeErrors } from '../errors';
-import { StateMachine } from '../state-machine';
 import type { NodeEndpoint } from './endpoint';
-import { descriptorOf } from './direct-write';
-import { onreadRanges } from './socket-reader';
+import { descriptorOf, onreadRanges, StateMachine } from '@dbproxy/runtime';
 import { LinkFifo } from './link-fifo';
 import { OutputQueue } from './output-queue';
 import { SendFlag, type ReplySink } from './reply-sink';
@@ -60,7 +58,7 @@ export class BackendLink implements Flushable {
   private readonly scanner: ReplyScanner;
   private readonly machine = new StateMachine<LinkState>('redis-backend-link', 'idle', LEGAL);
   private socket: Socket | undefined;
-  /** The socket's descriptor once connected (written directly, see direct-write). */
+  /** The socket's descriptor once connected (written directly: writeDirect, @dbproxy/runtime). */
   private fd = -1;
   private setupLeft = 0;
   private closeError: Error | undefined;

@@ -1,6 +1,6 @@
 // Queued ranges merge when they continue each other; one write per flush.
 import { createServer, connect, type Socket } from 'node:net';
-import { descriptorOf } from './direct-write';
+import { descriptorOf } from '@dbproxy/runtime';
 import { OutputQueue } from './output-queue';
 
 describe('output queue', () => {

@@ -1,7 +1,7 @@
 // Byte ranges waiting to be written to one socket, as views of the buffers they were read from:
 // adjacent ranges of one buffer merge, so a pipelined batch forwards as a single slice.
 import type { Socket } from 'node:net';
-import { writeDirect } from './direct-write';
+import { writeDirect } from '@dbproxy/runtime';
 
 const EMPTY = Buffer.alloc(0);
 /** Above this many bytes, ranges are written corked one by one rather than copied together. */
