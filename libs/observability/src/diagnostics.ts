@@ -29,9 +29,19 @@ export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry)
     dropped.inc({ reason: String(m.reason ?? 'unknown').split(':')[0] });
     logger.warn({ subject: m.subject, reason: m.reason }, 'bus message dropped');
   };
+  // Transitions come several per query: each (kind, to) pair's counter child is looked up once,
+  // so counting one is a map lookup and an add instead of prom-client hashing a label set.
+  const children = new Map<string, Map<string, { inc(): void }>>();
+  const countTransition = (kind: string, to: string) => {
+    let byTarget = children.get(kind);
+    if (byTarget === undefined) children.set(kind, (byTarget = new Map()));
+    let child = byTarget.get(to);
+    if (child === undefined) byTarget.set(to, (child = transitions.labels({ kind, to })));
+    child.inc();
+  };
   const onTransition = (message: unknown) => {
     const m = asRecord(message) as StateTransition;
-    transitions.inc({ kind: String(m.kind ?? 'unknown'), to: String(m.to ?? 'unknown') });
+    countTransition(String(m.kind ?? 'unknown'), String(m.to ?? 'unknown'));
     if (logger.isLevelEnabled('debug')) logger.debug({ kind: m.kind, id: m.id, from: m.from, to: m.to, reason: m.reason }, 'state transition');
   };
   const subscriptions: [string, (message: unknown) => void][] = [

@@ -43,6 +43,22 @@ describe('diagnostics channels', () => {
     expect(lines).toEqual([expect.objectContaining({ msg: 'bus message dropped', subject: 'dbproxy.health.mysql.a', service: 'svc' })]);
   });
 
+  it('counts state transitions per kind and target state', async () => {
+    const metrics = new MetricsRegistry();
+    const { stream } = captureLogs();
+    const stop = observeLibraryChannels(createLogger({ level: 'info', service: 'svc', instance: 'i1', destination: stream }), metrics);
+    const transitions = channel(Channels.stateTransition);
+    for (let i = 0; i < 3; i++) transitions.publish({ kind: 'session', id: i, from: 'idle', to: 'busy', reason: 'query' });
+    transitions.publish({ kind: 'session', id: 0, from: 'busy', to: 'idle', reason: 'done' });
+    transitions.publish({ kind: 'backend', id: 7, from: 'idle', to: 'busy', reason: 'lent' });
+    stop();
+    transitions.publish({ kind: 'session', id: 9, from: 'idle', to: 'busy', reason: 'after stop' });
+    const body = (await metrics.exposition()).body;
+    expect(body).toContain('dbproxy_state_transitions_total{kind="session",to="busy"} 3');
+    expect(body).toContain('dbproxy_state_transitions_total{kind="session",to="idle"} 1');
+    expect(body).toContain('dbproxy_state_transitions_total{kind="backend",to="busy"} 1');
+  });
+
   it('redacts passwords in logged objects', async () => {
     const { lines, stream } = captureLogs();
     createLogger({ level: 'info', service: 's', instance: 'i', destination: stream }).info({ backend: { password: 'hunter2' } }, 'x');
