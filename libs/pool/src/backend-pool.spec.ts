@@ -1,22 +1,8 @@
 // Acquire, release, waiters, deadlines and aborts of one backend pool, on fake connections.
 import { fakePool } from './testing';
-import type { BackendPool } from './backend-pool';
-import type { FakeConnection } from './testing';
+import { closePoolsAfterEach, settle } from './testing/tracked-pools';
 
-const pools: BackendPool<FakeConnection>[] = [];
-function track<T extends { pool: BackendPool<FakeConnection> }>(made: T): T {
-  pools.push(made.pool);
-  return made;
-}
-
-beforeEach(() => jest.useFakeTimers());
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-  jest.useRealTimers();
-});
-
-/** Settles create/reset timers (0 ms in the fake factory) and the promises behind them. */
-const settle = () => jest.advanceTimersByTimeAsync(0);
+const track = closePoolsAfterEach();
 
 describe('acquire and release', () => {
   it('creates on demand, resets on release and lends the same connection again', async () => {

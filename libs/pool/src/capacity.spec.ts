@@ -1,20 +1,8 @@
 // Reserved capacity, pressure figures, stats and live reconfiguration of sizes.
-import { fakePool, type FakeConnection } from './testing';
-import type { BackendPool } from './backend-pool';
+import { fakePool } from './testing';
+import { closePoolsAfterEach, settle } from './testing/tracked-pools';
 
-const pools: BackendPool<FakeConnection>[] = [];
-function track<T extends { pool: BackendPool<FakeConnection> }>(made: T): T {
-  pools.push(made.pool);
-  return made;
-}
-
-beforeEach(() => jest.useFakeTimers());
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-  jest.useRealTimers();
-});
-
-const settle = () => jest.advanceTimersByTimeAsync(0);
+const track = closePoolsAfterEach();
 const quiet = (p: Promise<unknown>) => p.catch(() => undefined);
 
 describe('reserved capacity', () => {

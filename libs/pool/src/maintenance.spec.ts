@@ -1,20 +1,9 @@
 // The pool's one maintenance timer: idle timeout, maximum lifetime, dead idle connections, minIdle.
 import { fakePool, type FakeConnection } from './testing';
+import { closePoolsAfterEach, settle } from './testing/tracked-pools';
 import type { BackendPool } from './backend-pool';
 
-const pools: BackendPool<FakeConnection>[] = [];
-function track<T extends { pool: BackendPool<FakeConnection> }>(made: T): T {
-  pools.push(made.pool);
-  return made;
-}
-
-beforeEach(() => jest.useFakeTimers());
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-  jest.useRealTimers();
-});
-
-const settle = () => jest.advanceTimersByTimeAsync(0);
+const track = closePoolsAfterEach();
 
 /** Borrows `n` connections at once and gives them back in order, so the last one ends on top. */
 async function warm(pool: BackendPool<FakeConnection>, n: number): Promise<void> {

@@ -1,20 +1,8 @@
 // Retire-on-release (drain actions) and pool drain/close, on fake connections.
-import { fakePool, type FakeConnection } from './testing';
-import type { BackendPool } from './backend-pool';
+import { fakePool } from './testing';
+import { closePoolsAfterEach, settle } from './testing/tracked-pools';
 
-const pools: BackendPool<FakeConnection>[] = [];
-function track<T extends { pool: BackendPool<FakeConnection> }>(made: T): T {
-  pools.push(made.pool);
-  return made;
-}
-
-beforeEach(() => jest.useFakeTimers());
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-  jest.useRealTimers();
-});
-
-const settle = () => jest.advanceTimersByTimeAsync(0);
+const track = closePoolsAfterEach();
 
 describe('retire', () => {
   it('closes idle connections now and lent ones when released, never resetting them', async () => {
