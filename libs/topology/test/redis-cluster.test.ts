@@ -1,8 +1,7 @@
 // Redis Cluster slot maps: a real 3-master cluster discovered from one seed, and a slot moved with
 // CLUSTER SETSLOT that reaches the edge-side client after it asks for a refresh.
-import { Redis } from 'ioredis';
 import { startNats, startRedisCluster, tmpDir, waitFor, type NatsServer, type RedisCluster, type RedisClusterNode, type TempDir } from '@dbproxy/testing';
-import { baseToml, freePort, startEdgeProbe, startTopology, writeConfig, type EdgeProbe, type TopologyProcess } from './support';
+import { baseToml, freePort, redisCommand, startEdgeProbe, startTopology, writeConfig, type EdgeProbe, type TopologyProcess } from './support';
 
 jest.setTimeout(120_000);
 
@@ -12,16 +11,6 @@ describe('topology with a Redis Cluster', () => {
   let dir: TempDir;
   let topology: TopologyProcess;
   let edge: EdgeProbe;
-
-  async function command(node: RedisClusterNode, ...args: string[]): Promise<unknown> {
-    const client = new Redis({ host: node.host, port: node.port, lazyConnect: true, maxRetriesPerRequest: 0 });
-    await client.connect();
-    try {
-      return await client.call(args[0] as string, ...args.slice(1));
-    } finally {
-      client.disconnect();
-    }
-  }
 
   beforeAll(async () => {
     [cluster, nats, dir] = await Promise.all([startRedisCluster({ masters: 3 }), startNats(), tmpDir('topology-cluster')]);
@@ -70,7 +59,7 @@ seeds = ["127.0.0.1:${seed.port}"]
     const [m0, m1, m2] = cluster.masters as [RedisClusterNode, RedisClusterNode, RedisClusterNode];
     const generation = client.generation();
     // an empty slot changes hands: the new owner first, then the old one, then the rest
-    for (const node of [m1, m0, m2]) await command(node, 'CLUSTER', 'SETSLOT', '100', 'NODE', m1.nodeId);
+    for (const node of [m1, m0, m2]) await redisCommand(node, 'CLUSTER', 'SETSLOT', '100', 'NODE', m1.nodeId);
     expect(client.slotOwner(100)?.name).toBe(m0.nodeId);
 
     await waitFor(async () => (await client.requestRefresh('moved', { slot: 100, address: `127.0.0.1:${m1.port}` })) && client.slotOwner(100)?.name === m1.nodeId, {

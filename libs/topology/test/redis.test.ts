@@ -1,7 +1,6 @@
 // topology on a real Redis primary + replica, service and edge-side client in separate processes
 // on a real nats-server: down/up, replication offsets, link-down lag, readiness, and the service's
 // own admin HTTP (/readyz, /metrics per backend, /topology).
-import { Redis } from 'ioredis';
 import type { ReadinessReport } from '@dbproxy/runtime';
 import { startNats, startRedis, tmpDir, waitFor, type NatsServer, type RedisServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
 import {
@@ -9,6 +8,7 @@ import {
   freePort,
   getJson,
   INTERVAL_SECONDS,
+  redisCommand,
   scrapeMetrics,
   startEdgeProbe,
   startTopology,
@@ -29,16 +29,6 @@ describe('topology with Redis', () => {
   let topology: TopologyProcess;
   let edge: EdgeProbe;
   let startedAt: number;
-
-  async function command(server: RedisServer, ...args: string[]): Promise<unknown> {
-    const client = new Redis({ host: server.host, port: server.port, lazyConnect: true, maxRetriesPerRequest: 0 });
-    await client.connect();
-    try {
-      return await client.call(args[0] as string, ...args.slice(1));
-    } finally {
-      client.disconnect();
-    }
-  }
 
   beforeAll(async () => {
     [redis, nats, dir] = await Promise.all([startRedis({ replicas: 1 }), startNats(), tmpDir('topology-redis')]);
@@ -75,8 +65,8 @@ max_replica_lag_seconds = 2
     const { client } = edge;
     expect(client.usable('default', 'primary').map((b) => b.name)).toEqual(['r-primary']);
     expect(client.usable('default', 'replica').map((b) => b.name)).toEqual(['r-replica']);
-    await command(redis.primary, 'SET', 'topology-key', 'x'.repeat(1000));
-    const offset = (await command(redis.primary, 'ROLE')) as [string, number];
+    await redisCommand(redis.primary, 'SET', 'topology-key', 'x'.repeat(1000));
+    const offset = (await redisCommand(redis.primary, 'ROLE')) as [string, number];
     await waitFor(() => Number(client.lastHealth('r-replica')?.position ?? -1) >= offset[1], { timeoutMs: 15_000, description: `replica offset ${offset[1]}` });
     expect(client.lastHealth('r-primary')).toMatchObject({ up: true, roleObserved: 'primary', lagSeconds: null });
     expect(client.lastHealth('r-replica')).toMatchObject({ up: true, roleObserved: 'replica' });
@@ -266,12 +256,12 @@ max_replica_lag_seconds = 2
 
   it('marks a replica that stopped replicating (REPLICAOF NO ONE) lagging, and clears it when it replicates again', async () => {
     const replica = redis.replicas[0] as RedisServer;
-    await command(replica, 'REPLICAOF', 'NO', 'ONE');
+    await redisCommand(replica, 'REPLICAOF', 'NO', 'ONE');
     await waitForBackend(edge.client, 'r-replica', (b) => b.lagging && b.healthy);
     expect(edge.client.lastHealth('r-replica')?.roleObserved).toBe('primary');
     expect(edge.client.usable('default', 'replica')).toEqual([]);
 
-    await command(replica, 'REPLICAOF', redis.primary.host, String(redis.primary.port));
+    await redisCommand(replica, 'REPLICAOF', redis.primary.host, String(redis.primary.port));
     await waitForBackend(edge.client, 'r-replica', (b) => !b.lagging, 30_000);
   });
 

@@ -2,6 +2,7 @@
 // edge-side TopologyClient in this (separate) process behind a real runtime with /readyz, and
 // readers of the service's admin HTTP (/metrics, /topology).
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import type { Protocol, TopologySnapshot } from '@dbproxy/bus';
 import { startRuntime, type Runtime, type ServiceDefinition } from '@dbproxy/runtime';
 import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
@@ -167,6 +168,17 @@ export async function scrapeMetrics(admin: string): Promise<MetricsScrape> {
 export async function getJson<T>(url: string): Promise<{ status: number; body: T }> {
   const res = await fetch(url);
   return { status: res.status, body: (await res.json()) as T };
+}
+
+/** One command on its own short-lived connection to a Redis server or cluster node; its raw reply. */
+export async function redisCommand(server: { host: string; port: number }, ...args: string[]): Promise<unknown> {
+  const client = new Redis({ host: server.host, port: server.port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  await client.connect();
+  try {
+    return await client.call(args[0] as string, ...args.slice(1));
+  } finally {
+    client.disconnect();
+  }
 }
 
 export { freePort, writeConfig };
