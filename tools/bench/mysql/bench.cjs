@@ -21,17 +21,12 @@
 'use strict';
 require('../sql/ts-register.cjs');
 const { spawn, spawnSync, execFileSync } = require('node:child_process');
-const { mkdtempSync, writeFileSync, readFileSync, readdirSync, rmSync } = require('node:fs');
+const { mkdtempSync, writeFileSync, readFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const net = require('node:net');
 const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src/index.ts');
+const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt } = require('../common.cjs');
 
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const ROUNDS = Number(opt('rounds', '1'));
 const WORKERS = Number(opt('workers', '1'));
@@ -42,30 +37,6 @@ const POINT_SELECT = args.includes('--point-select');
 const EDGE_NODE_ARGS = (opt('edge-node-args', '') ?? '').split(' ').filter(Boolean);
 const TABLES = 4;
 const TABLE_SIZE = 20000;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function ensure(binary, pkg) {
-  const found = spawnSync('sh', ['-c', `command -v ${binary}`], { encoding: 'utf8' });
-  if (found.status === 0) return found.stdout.trim();
-  console.log(`installing ${pkg} (apt-get)...`);
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '-qq', pkg], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  return spawnSync('sh', ['-c', `command -v ${binary}`], { encoding: 'utf8' }).stdout.trim();
-}
-
-function waitPort(port, timeoutMs = 60000) {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const s = net.connect({ host: '127.0.0.1', port }, () => {
-        s.destroy();
-        resolve();
-      });
-      s.on('error', () => (Date.now() > deadline ? reject(new Error(`port ${port} not open`)) : setTimeout(attempt, 100)));
-    };
-    attempt();
-  });
-}
 
 function sysbench(test, target, threads, verb = 'run', extra = []) {
   const argv = [
@@ -98,13 +69,6 @@ function sysbench(test, target, threads, verb = 'run', extra = []) {
   return { tps, qps, p95, errors };
 }
 
-/** User and system CPU seconds a process has used so far (/proc/PID/stat, clock ticks of 10 ms); `children`: of its waited-for children. */
-function cpuSeconds(pid, children = false) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  const at = children ? 13 : 11;
-  return { user: Number(fields[at]) / 100, system: Number(fields[at + 1]) / 100 };
-}
-
 /** Pids of the mariadbd processes listening on `ports`. */
 function mariadbPids(ports) {
   const out = spawnSync('pgrep', ['-f', 'mariadbd'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
@@ -123,63 +87,14 @@ function chainCpu(proxyPid, dbPids) {
   return { proxy: treeCpu(proxyPid), sysbench: total(cpuSeconds(process.pid, true)), mariadb: dbPids.reduce((sum, pid) => sum + total(cpuSeconds(pid)), 0) };
 }
 
-/** User and system CPU seconds of a process and its descendants (worker processes). */
-function treeCpu(rootPid) {
-  const total = { user: 0, system: 0 };
-  for (const pid of treePids(rootPid)) {
-    try {
-      const cpu = cpuSeconds(pid);
-      total.user += cpu.user;
-      total.system += cpu.system;
-    } catch {
-      // gone
-    }
-  }
-  return total;
-}
-
-function treePids(rootPid) {
-  const children = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(entry));
-    } catch {
-      // the process went away
-    }
-  }
-  const out = [];
-  const stack = [rootPid];
-  while (stack.length) {
-    const pid = stack.pop();
-    out.push(pid);
-    stack.push(...(children.get(pid) ?? []));
-  }
-  return out;
-}
-
-function treeRss(rootPid) {
-  let total = 0;
-  for (const pid of treePids(rootPid)) {
-    try {
-      total += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
-    } catch {
-      // gone
-    }
-  }
-  return total;
-}
-
 async function startHaproxy(dir, backendPort, port) {
   const config = join(dir, 'haproxy.cfg');
   writeFileSync(
     config,
     `global\n  maxconn 4000\ndefaults\n  mode tcp\n  timeout connect 5s\n  timeout client 1h\n  timeout server 1h\nlisten mysql\n  bind 127.0.0.1:${port}\n  server primary 127.0.0.1:${backendPort}\n`,
   );
-  const child = spawn(ensure('haproxy', 'haproxy'), ['-f', config, '-db'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  await waitPort(port);
+  const child = spawn(ensureInstalled('haproxy'), ['-f', config, '-db'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitPort(port, 60000);
   return child;
 }
 
@@ -197,13 +112,9 @@ async function startEdge(dir, db, natsUrl, extraMysql = '') {
   );
   const child = spawn(process.execPath, [...EDGE_NODE_ARGS, join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
   if (EDGE_NODE_ARGS.length > 0) console.log(`mysql-edge pid ${child.pid} (${EDGE_NODE_ARGS.join(' ')})`);
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    const ready = await fetch(`http://127.0.0.1:${admin}/readyz`).then((r) => r.status === 200).catch(() => false);
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error('mysql-edge did not become ready');
-    await sleep(200);
-  }
+  await waitReady(admin, 60000).catch(() => {
+    throw new Error('mysql-edge did not become ready');
+  });
   return { child, port: rw, admin };
 }
 
@@ -218,8 +129,6 @@ async function idleMemory(edge) {
   await new Promise((r) => child.once('exit', r));
   return { before, after, perConnection: (after - before) / IDLE };
 }
-
-const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 function metric(text, name, labels) {
   let total = 0;
@@ -258,8 +167,8 @@ async function soak(dir, db, natsUrl) {
 }
 
 async function main() {
-  ensure('sysbench', 'sysbench');
-  ensure('haproxy', 'haproxy');
+  ensureInstalled('sysbench');
+  ensureInstalled('haproxy');
   const dir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-mysql-'));
   const db = await startMariaDb({ replicas: 1 });
   const nats = WORKERS > 1 ? await startNats() : undefined;

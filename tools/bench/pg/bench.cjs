@@ -17,20 +17,14 @@
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
 'use strict';
 require('../sql/ts-register.cjs');
-const { spawn, spawnSync, execFileSync } = require('node:child_process');
-const { mkdtempSync, writeFileSync, readFileSync, chownSync, existsSync, rmSync } = require('node:fs');
+const { spawn, execFileSync } = require('node:child_process');
+const { mkdtempSync, writeFileSync, chownSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const net = require('node:net');
+const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, rssBytes } = require('../common.cjs');
 const { startPostgres, freePort } = require('../../../libs/testing/src/index.ts');
 const { IdleClients } = require('./idle-clients.cjs');
 
-const ROOT = join(__dirname, '..', '..', '..');
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const IDLE = Number(opt('idle', '1000'));
 /** Each cell is run this many times, targets interleaved, and the best run is kept: a shared machine's load comes and goes. */
@@ -39,47 +33,12 @@ const CLIENTS = opt('clients', '10,50').split(',').map(Number);
 const PROTOCOL_NAMES = opt('protocols', 'simple,extended').split(',');
 const POOL = 20;
 const PASSWORD = 'bench-secret';
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function ensurePgbouncer() {
-  const found = spawnSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' });
-  if (found.status === 0) return found.stdout.trim();
-  console.log('installing pgbouncer (apt-get)...');
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'pgbouncer'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  return spawnSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' }).stdout.trim();
-}
-
-function waitPort(port, timeoutMs = 30000) {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const s = net.connect({ host: '127.0.0.1', port }, () => {
-        s.destroy();
-        resolve();
-      });
-      s.on('error', () => (Date.now() > deadline ? reject(new Error(`port ${port} not open`)) : setTimeout(attempt, 100)));
-    };
-    attempt();
-  });
-}
-
-function rssOf(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
-}
-
-/** CPU seconds [user, system] a process has used so far, from /proc. */
-function cpuSecondsOf(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return [Number(fields[11]) / 100, Number(fields[12]) / 100]; // utime, stime in clock ticks (USER_HZ = 100)
-}
 
 const PERF_DIR = opt('perf', undefined);
 let perfRuns = 0;
 
 function pgbench(port, user, extra, env = {}, pid = undefined) {
-  const cpuBefore = pid ? cpuSecondsOf(pid) : [0, 0];
+  const cpuBefore = pid ? cpuSeconds(pid) : { user: 0, system: 0 };
   if (PERF_DIR && pid) {
     const out = join(PERF_DIR, `perf.${++perfRuns}.${pid}.${extra.join('')}.data`);
     spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(Math.max(1, DURATION - 2))], { stdio: 'ignore' });
@@ -97,9 +56,9 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
       const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
       const processed = Number(/actually processed: (\d+)/.exec(out)?.[1] ?? 0);
       if (!Number.isFinite(tps)) console.log(out.split('\n').slice(-8).join('\n'));
-      const cpuAfter = pid ? cpuSecondsOf(pid) : [0, 0];
-      const perTx = (i) => (pid && processed > 0 ? ((cpuAfter[i] - cpuBefore[i]) * 1e6) / processed : NaN);
-      resolve({ tps, latency, failed, processed, cpuUsPerTx: perTx(0) + perTx(1), userUsPerTx: perTx(0) });
+      const cpuAfter = pid ? cpuSeconds(pid) : { user: 0, system: 0 };
+      const perTx = (k) => (pid && processed > 0 ? ((cpuAfter[k] - cpuBefore[k]) * 1e6) / processed : NaN);
+      resolve({ tps, latency, failed, processed, cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user') });
     });
   });
 }
@@ -150,11 +109,7 @@ async function startEdge(dir, name, pgPort, mode) {
   );
   const child = spawn(process.execPath, [...(process.env.EDGE_NODE_FLAGS ?? '').split(' ').filter(Boolean), join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
   await waitPort(rw);
-  for (let i = 0; i < 100; i++) {
-    const res = await fetch(`http://127.0.0.1:${admin}/readyz`).catch(() => undefined);
-    if (res?.status === 200) break;
-    await sleep(200);
-  }
+  await waitReady(admin, 20000).catch(() => undefined); // measured as it is when not ready by then
   return { child, port: rw };
 }
 
@@ -168,7 +123,7 @@ const PROTOCOLS = [
 ].filter(([name]) => PROTOCOL_NAMES.includes(name));
 
 async function main() {
-  const bouncerBin = ensurePgbouncer();
+  const bouncerBin = ensureInstalled('pgbouncer');
   const dir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-pg-'));
   console.log(`starting PostgreSQL (libs/testing)...`);
   const pg = await startPostgres({ replicas: 0 });
@@ -271,10 +226,10 @@ async function memoryPerIdleConnection(proxies) {
 async function measureOne(proxy, clients, count) {
   await clients.open(5);
   await sleep(1000);
-  const before = rssOf(proxy.pid);
+  const before = rssBytes(proxy.pid);
   await clients.open(count);
   await sleep(2000);
-  const after = rssOf(proxy.pid);
+  const after = rssBytes(proxy.pid);
   console.log(`| ${proxy.name} | ${count} | ${(before / 1048576).toFixed(1)} MiB | ${(after / 1048576).toFixed(1)} MiB | ${((after - before) / count / 1024).toFixed(1)} KiB |`);
 }
 

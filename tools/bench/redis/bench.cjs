@@ -12,71 +12,21 @@
 // Every cell runs --rounds times with the targets interleaved and the best run is kept: a shared
 // machine's load comes and goes.
 'use strict';
-const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { mkdtempSync, writeFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const net = require('node:net');
+const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage } = require('../common.cjs');
 
-const ROOT = join(__dirname, '..', '..', '..');
 const { startRedis, startRedisCluster, startNats, freePort } = require(join(ROOT, 'dist', 'libs', 'testing', 'src', 'index.js'));
 
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const QUICK = args.includes('--quick');
 const FOCUS = args.includes('--focus');
 const REQUESTS = Number(opt('requests', QUICK ? '50000' : '200000'));
 const ROUNDS = Number(opt('rounds', QUICK ? '1' : '3'));
 const CLIENTS = 50;
 const PIPELINES = [1, 16];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const children = [];
-
-function ensureNutcracker() {
-  const found = spawnSync('sh', ['-c', 'command -v nutcracker'], { encoding: 'utf8' });
-  if (found.status === 0) return found.stdout.trim();
-  console.log('installing nutcracker (apt-get)...');
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'nutcracker'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  return spawnSync('sh', ['-c', 'command -v nutcracker'], { encoding: 'utf8' }).stdout.trim();
-}
-
-function waitPort(port, timeoutMs = 30000) {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const s = net.connect({ host: '127.0.0.1', port }, () => {
-        s.destroy();
-        resolve();
-      });
-      s.on('error', () => (Date.now() > deadline ? reject(new Error(`port ${port} not open`)) : setTimeout(attempt, 100)));
-    };
-    attempt();
-  });
-}
-
-async function waitReady(adminPort, timeoutMs = 30000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`dbproxy on admin port ${adminPort} not ready`);
-    await sleep(200);
-  }
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid) {
-  if (!pid) return 0;
-  const fields = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
 
 function run(command, argv, options = {}) {
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
@@ -88,7 +38,7 @@ function run(command, argv, options = {}) {
 }
 
 async function startTwemproxy(dir, redisPort) {
-  const binary = ensureNutcracker();
+  const binary = ensureInstalled('nutcracker');
   const port = await freePort();
   const conf = join(dir, 'nutcracker.yml');
   writeFileSync(conf, `bench:\n  listen: 127.0.0.1:${port}\n  hash: fnv1a_64\n  distribution: ketama\n  redis: true\n  servers:\n   - 127.0.0.1:${redisPort}:1\n`);
@@ -116,11 +66,18 @@ async function startEdge(dir, name, redisToml, natsUrl) {
   return { port, pid: proc.child.pid };
 }
 
+/** CPU seconds (user + system) a process has used so far; 0 without one. */
+function processCpu(pid) {
+  if (!pid) return 0;
+  const { user, system } = cpuSeconds(pid);
+  return user + system;
+}
+
 /** One redis-benchmark run: { GET: {rps, p50, p99, cpu}, SET: {...} }; cpu: the proxy's CPU µs per request over both tests. */
 async function benchmark(target, pipeline) {
-  const before = cpuSeconds(target.pid);
+  const before = processCpu(target.pid);
   const rows = await redisBenchmark(target.port, pipeline, target.cluster);
-  const cpu = target.pid ? ((cpuSeconds(target.pid) - before) * 1e6) / (2 * REQUESTS) : NaN;
+  const cpu = target.pid ? ((processCpu(target.pid) - before) * 1e6) / (2 * REQUESTS) : NaN;
   for (const row of Object.values(rows)) row.cpu = cpu;
   return rows;
 }
@@ -140,9 +97,6 @@ function redisBenchmark(port, pipeline, cluster) {
     });
   });
 }
-
-const pad = (v, n) => String(v).padStart(n);
-const ratio = (a, b) => (b ? (a / b).toFixed(2) + 'x' : '-');
 
 function report(title, targets, results, baselines) {
   console.log(`\n${title}`);
@@ -177,13 +131,13 @@ async function measure(targets) {
 }
 
 async function focused(twemproxy, commandMode) {
-  console.log(`redis-benchmark -c ${CLIENTS} -n ${REQUESTS} -r 100000, best of ${ROUNDS} interleaved round(s), --focus; load average ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`redis-benchmark -c ${CLIENTS} -n ${REQUESTS} -r 100000, best of ${ROUNDS} interleaved round(s), --focus; load average ${loadAverage()}`);
   const targets = [
     { name: 'twemproxy', ...twemproxy },
     { name: 'redis-edge command', ...commandMode },
   ];
   report('Standalone Redis (focus)', targets, await measure(targets), ['twemproxy']);
-  console.log(`\nload average after: ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`\nload average after: ${loadAverage()}`);
 }
 
 async function main() {
@@ -202,7 +156,7 @@ async function main() {
     const commandWorkers = await startEdge(dir, 'command-workers', `mode = "command"\nworkers = ${workers}\n${backend}`, nats.url);
     const seeds = cluster.masters.map((m) => `"127.0.0.1:${m.port}"`).join(', ');
     const clusterMode = await startEdge(dir, 'cluster', `mode = "command"\n[redis.cluster]\nenabled = true\nseeds = [${seeds}]`);
-    console.log(`redis-benchmark -c ${CLIENTS} -n ${REQUESTS} -r 100000, best of ${ROUNDS} interleaved round(s); load average ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(`redis-benchmark -c ${CLIENTS} -n ${REQUESTS} -r 100000, best of ${ROUNDS} interleaved round(s); load average ${loadAverage()}`);
     const standalone = [
       { name: 'redis direct', port: single.primary.port },
       { name: 'twemproxy', ...twemproxy },
@@ -217,7 +171,7 @@ async function main() {
     const results = await measure([...standalone, ...clustered]);
     report('Standalone Redis', standalone, results, ['redis direct', 'twemproxy']);
     report('3-master Redis Cluster', clustered, results, ['cluster direct']);
-    console.log(`\nload average after: ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(`\nload average after: ${loadAverage()}`);
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
     await Promise.allSettled([single.destroy(), cluster.destroy(), nats.destroy()]);
