@@ -11,7 +11,7 @@ import {
   type TestRuntime,
   type TopologyBackendView,
 } from '@dbproxy/runtime/testing';
-import { freePort } from '@dbproxy/testing';
+import { freePort, type MariaDbServer, type ReplicatedServers } from '@dbproxy/testing';
 import { topologyService } from '@dbproxy/topology';
 import { createConnection, type Connection, type ConnectionOptions } from 'mysql2/promise';
 import { mysqlEdgeService } from '../src';
@@ -87,4 +87,28 @@ export async function startEdge(backends: readonly BackendSpec[], mysqlToml = ''
     roPort,
     connect: (options = {}) => createConnection({ host: '127.0.0.1', port: rwPort, ...APP_USER, ...options }),
   };
+}
+
+/** Root connections straight to a primary and its first replica, for setup and for checks behind the edge's back. */
+export interface DirectConnections {
+  readonly primary: Connection;
+  readonly replica: Connection;
+}
+
+/** Connects to both servers, runs `setup` on the primary and waits until the replica has it. */
+export async function openDirect(db: ReplicatedServers<MariaDbServer>, setup: readonly string[]): Promise<DirectConnections> {
+  const replica = db.replicas[0];
+  if (!replica) throw new Error('openDirect needs a replica');
+  const direct = {
+    primary: await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' }),
+    replica: await createConnection({ host: replica.host, port: replica.port, user: 'root' }),
+  };
+  for (const sql of setup) await direct.primary.query(sql);
+  await db.waitForReplicaCatchUp();
+  return direct;
+}
+
+export async function closeDirect(direct: DirectConnections | undefined): Promise<void> {
+  await direct?.primary.end();
+  await direct?.replica.end();
 }

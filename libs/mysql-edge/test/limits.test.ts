@@ -5,14 +5,14 @@
 import { KvRecords, openRecords } from '@dbproxy/bus';
 import { documentHash } from '@dbproxy/runtime';
 import { startMariaDb, waitFor } from '@dbproxy/testing';
-import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { startEdge, type EdgeHarness } from './harness';
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { closeDirect, openDirect, startEdge, type DirectConnections, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
 
 let db: Awaited<ReturnType<typeof startMariaDb>>;
 let edge: EdgeHarness;
-let direct: { primary: Connection; replica: Connection };
+let direct: DirectConnections;
 
 const MYSQL = `
 query_timeout_seconds = 3
@@ -40,19 +40,11 @@ beforeAll(async () => {
     ],
     MYSQL,
   );
-  direct = {
-    primary: await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' }),
-    replica: await createConnection({ host: replica.host, port: replica.port, user: 'root' }),
-  };
-  await direct.primary.query('CREATE DATABASE app');
-  await direct.primary.query('CREATE TABLE app.t (id INT PRIMARY KEY, v INT)');
-  await direct.primary.query('INSERT INTO app.t VALUES (1, 1)');
-  await db.waitForReplicaCatchUp();
+  direct = await openDirect(db, ['CREATE DATABASE app', 'CREATE TABLE app.t (id INT PRIMARY KEY, v INT)', 'INSERT INTO app.t VALUES (1, 1)']);
 });
 
 afterAll(async () => {
-  await direct?.primary.end();
-  await direct?.replica.end();
+  await closeDirect(direct);
   await edge?.stop();
   await db?.destroy();
 });

@@ -4,15 +4,15 @@
 // other command answered (never a hang).
 import { Capability, ColumnType, Command, CursorType, PacketWriter, encodeStmtExecute } from '@dbproxy/protocol-mysql';
 import { startMariaDb, waitFor } from '@dbproxy/testing';
-import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { startEdge, type EdgeHarness } from './harness';
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { closeDirect, openDirect, startEdge, type DirectConnections, type EdgeHarness } from './harness';
 import { RawClient } from './raw-client';
 
 jest.setTimeout(120_000);
 
 let db: Awaited<ReturnType<typeof startMariaDb>>;
 let edge: EdgeHarness;
-let direct: { primary: Connection; replica: Connection };
+let direct: DirectConnections;
 
 async function preparedCount(c: Connection): Promise<number> {
   const [[row]] = await c.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'");
@@ -35,19 +35,15 @@ beforeAll(async () => {
     ],
     'max_prepared_statements = 8\nread_after_write_seconds = 0',
   );
-  direct = {
-    primary: await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' }),
-    replica: await createConnection({ host: replica.host, port: replica.port, user: 'root' }),
-  };
-  await direct.primary.query('CREATE DATABASE app');
-  await direct.primary.query('CREATE TABLE app.kv (k INT PRIMARY KEY, v VARCHAR(64), b MEDIUMBLOB)');
-  await direct.primary.query("INSERT INTO app.kv (k, v) VALUES (1, 'a'), (2, 'b'), (3, 'c')");
-  await db.waitForReplicaCatchUp();
+  direct = await openDirect(db, [
+    'CREATE DATABASE app',
+    'CREATE TABLE app.kv (k INT PRIMARY KEY, v VARCHAR(64), b MEDIUMBLOB)',
+    "INSERT INTO app.kv (k, v) VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+  ]);
 });
 
 afterAll(async () => {
-  await direct?.primary.end();
-  await direct?.replica.end();
+  await closeDirect(direct);
   await edge?.stop();
   await db?.destroy();
 });
