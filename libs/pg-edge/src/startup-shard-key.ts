@@ -3,7 +3,7 @@
 import type { PostgresConfig, DeepReadonly } from '@dbproxy/config';
 import type { StartupMessage } from '@dbproxy/protocol-pg';
 import { takeStartupSetting } from '@dbproxy/protocol-pg';
-import { createShardMap, isIntegerText, type ShardMap, type ShardMapSpec } from '@dbproxy/routing';
+import { isIntegerText, shardMapFromSettings, type ShardMap } from '@dbproxy/routing';
 import { PgEdgeErrors } from './errors';
 
 export type ShardingConfig = DeepReadonly<PostgresConfig['sharding']>;
@@ -12,22 +12,11 @@ export type ShardResolution =
   | { readonly ok: true; readonly shard: string; readonly key: string | undefined; readonly message: StartupMessage }
   | { readonly ok: false; readonly error: Error };
 
-function specOf(map: NonNullable<ShardingConfig['map']>): ShardMapSpec {
-  switch (map.kind) {
-    case 'hash':
-      return { kind: 'hash', shards: [...map.shards] };
-    case 'range':
-      return { kind: 'range', ranges: map.ranges.map((r) => ({ from: r.from, to: r.to, shard: r.shard })) };
-    case 'value':
-      return { kind: 'value', values: { ...map.values }, defaultShard: map.default_shard };
-  }
-}
-
 export class StartupShardKey {
   private readonly map: ShardMap | undefined;
 
   constructor(private readonly config: ShardingConfig) {
-    this.map = config.enabled && config.map ? createShardMap(specOf(config.map)) : undefined;
+    this.map = config.enabled && config.map ? shardMapFromSettings(config.map) : undefined;
   }
 
   /** True when the shard key must be read from the startup packet (so TLS cannot pass through). */

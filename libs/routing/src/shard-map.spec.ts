@@ -1,6 +1,6 @@
 // Shard maps: hash placement, half-open signed ranges with exact bigints, exact values, spec validation.
 import fc from 'fast-check';
-import { createShardMap } from './shard-map';
+import { createShardMap, shardMapFromSettings } from './shard-map';
 import { fnv1a64 } from './fnv';
 
 describe('hash shard map', () => {
@@ -133,5 +133,21 @@ describe('value shard map', () => {
 
   it('rejects an empty map without a default', () => {
     expect(() => createShardMap({ kind: 'value', values: {} })).toThrow(expect.objectContaining({ code: 'DBP_ERR_ROUTING_INVALID_SPEC' }));
+  });
+});
+
+describe('shard maps from configuration settings', () => {
+  it('builds the same maps as the spec form, default shard and half-open ranges included', () => {
+    const value = shardMapFromSettings({ kind: 'value', values: { eu: 's-eu' }, default_shard: 's-other' });
+    expect([value.shardFor('eu'), value.shardFor('us')]).toEqual(['s-eu', 's-other']);
+    const range = shardMapFromSettings({ kind: 'range', ranges: [{ to: 1000n, shard: 'a' }, { from: 1000n, shard: 'b' }] });
+    expect([range.shardFor('999'), range.shardFor('1000'), range.shardFor(-5)]).toEqual(['a', 'b', 'a']);
+    const hash = shardMapFromSettings({ kind: 'hash', shards: ['h0', 'h1'] });
+    const spec = createShardMap({ kind: 'hash', shards: ['h0', 'h1'] });
+    for (const key of ['7', 'user-42', 123]) expect(hash.shardFor(key)).toBe(spec.shardFor(key));
+  });
+
+  it('validates like createShardMap', () => {
+    expect(() => shardMapFromSettings({ kind: 'range', ranges: [{ to: 10n, shard: 'a' }, { to: 20n, shard: 'b' }] })).toThrow();
   });
 });

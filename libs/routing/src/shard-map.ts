@@ -20,6 +20,24 @@ export interface ShardMap {
   shardFor(key: ShardKey): string | undefined;
 }
 
+/** A shard map as the configuration writes it (`[postgres.sharding] map`, `[redis.sharding] map`). */
+export type ShardMapSettings =
+  | { readonly kind: 'hash'; readonly shards: readonly string[] }
+  | { readonly kind: 'range'; readonly ranges: readonly { readonly from?: bigint; readonly to?: bigint; readonly shard: string }[] }
+  | { readonly kind: 'value'; readonly values: Readonly<Record<string, string>>; readonly default_shard?: string };
+
+/** Builds a shard map from the configuration's form of it (see createShardMap). */
+export function shardMapFromSettings(map: ShardMapSettings): ShardMap {
+  switch (map.kind) {
+    case 'hash':
+      return createShardMap({ kind: 'hash', shards: [...map.shards] });
+    case 'range':
+      return createShardMap({ kind: 'range', ranges: map.ranges.map((r) => ({ from: r.from, to: r.to, shard: r.shard })) });
+    case 'value':
+      return createShardMap({ kind: 'value', values: { ...map.values }, defaultShard: map.default_shard });
+  }
+}
+
 /** Builds a shard map, validating the spec (throws DBP_ERR_ROUTING_INVALID_SPEC / _RANGE_OVERLAP). */
 export function createShardMap(spec: ShardMapSpec): ShardMap {
   switch (spec.kind) {

@@ -2,9 +2,8 @@
 // by MOVED), or standalone shards by the [redis.sharding] map; primaries for writes, usable
 // replicas for the read-only listener. Rebuilt when topology or configuration changes.
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
-import { createShardMap, crc16, type ShardMap } from '@dbproxy/routing';
+import { crc16, shardMapFromSettings, type ShardMap } from '@dbproxy/routing';
 import type { BackendState, TopologyView } from '@dbproxy/topology-client';
-import { toSpec } from '../connection/shard-selector';
 import { endpointKey, type NodeEndpoint } from '../io/endpoint';
 import type { EndpointRoute, LinkDirectory } from './link-directory';
 
@@ -114,7 +113,7 @@ export class RouteTableBuilder {
 
   private buildSharded(config: DeepReadonly<DbproxyConfig>, view: TopologyView): RouteTable {
     const sharding = config.redis.sharding;
-    const shardMap = sharding.map ? createShardMap(toSpec(sharding.map)) : undefined;
+    const shardMap = sharding.map ? shardMapFromSettings(sharding.map) : undefined;
     const names = shardMap ? [...shardMap.shards] : [sharding.default_shard];
     if (!names.includes(sharding.default_shard) && config.redis_backends.some((b) => b.shard === sharding.default_shard)) names.push(sharding.default_shard);
     const byName = new Map(config.redis_backends.map((b) => [b.name, b]));

@@ -2,7 +2,7 @@
 // range over [redis.sharding] map, or a shard name when there is no map), and the shard of a
 // client that sent no shard command (default_shard, or refused).
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
-import { createShardMap, isIntegerText, type ShardMap, type ShardMapSpec } from '@dbproxy/routing';
+import { isIntegerText, shardMapFromSettings, type ShardMap } from '@dbproxy/routing';
 import { RedisEdgeErrors } from '../errors';
 
 export class ShardSelector {
@@ -13,7 +13,7 @@ export class ShardSelector {
 
   constructor(config: DeepReadonly<DbproxyConfig>) {
     const sharding = config.redis.sharding;
-    this.map = sharding.map ? createShardMap(toSpec(sharding.map)) : undefined;
+    this.map = sharding.map ? shardMapFromSettings(sharding.map) : undefined;
     this.known = new Set(config.redis_backends.map((b) => b.shard));
     this.missing = sharding.missing;
     this.defaultShard = sharding.default_shard;
@@ -31,19 +31,5 @@ export class ShardSelector {
   /** The shard of a client whose first command is not DBPROXY.SHARD. */
   withoutShardCommand(): string | Error {
     return this.missing === 'refuse' ? RedisEdgeErrors.shardMissing() : this.defaultShard;
-  }
-}
-
-type ShardMapConfig = NonNullable<DeepReadonly<DbproxyConfig>['redis']['sharding']['map']>;
-
-/** The configuration's shard map as libs/routing's spec. */
-export function toSpec(map: ShardMapConfig): ShardMapSpec {
-  switch (map.kind) {
-    case 'hash':
-      return { kind: 'hash', shards: [...map.shards] };
-    case 'range':
-      return { kind: 'range', ranges: map.ranges.map((r) => ({ from: r.from, to: r.to, shard: r.shard })) };
-    case 'value':
-      return { kind: 'value', values: { ...map.values }, defaultShard: map.default_shard };
   }
 }
