@@ -61,7 +61,7 @@ async function waitReady(adminPort, timeoutMs = 30000) {
 function cpuSeconds(pid, children = false) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   const at = children ? 13 : 11;
-  return { user: Number(fields[at]) / 100, system: Number(fields[at + 1]) / 100 };
+  return { user: Number(fields[at]) / 100, system: Number(fields[at + 1]) / 100, minorFaults: Number(fields[children ? 8 : 7]) };
 }
 
 /** Resident memory of a process in bytes (VmRSS). */

@@ -14,6 +14,8 @@ export interface PgEdgeMetrics {
   readonly startupRejections: Counter<'reason'>;
   readonly fallbacks: Counter<'mode'>;
   readonly sessionsPoisoned: Counter<'reason'>;
+  /** Units queued behind other sessions' reads on a lent connection (pipeline_depth > 1). */
+  readonly pipelinedUnits: Counter;
   /** Per-statement route counts, added to `routes` and `fallbacks` at scrape time. */
   readonly routeTally: RouteTally;
 }
@@ -127,5 +129,6 @@ export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures
       (fallbacks) => routeTally.flushFallbacks(fallbacks),
     ),
     sessionsPoisoned: metrics.counter({ name: 'dbproxy_pg_sessions_poisoned_total', help: 'Pinned sessions ended because their backend connection was lost', labelNames: ['reason'] }),
+    pipelinedUnits: metrics.counter({ name: 'dbproxy_pg_pipelined_units_total', help: 'Reads queued behind other sessions\' reads on a lent connection instead of waiting for one (pipeline_depth)' }),
   };
 }

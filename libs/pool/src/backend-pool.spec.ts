@@ -47,6 +47,26 @@ describe('acquire and release', () => {
     expect(pool.tryAcquire()?.connection.resets).toBe(0);
   });
 
+  it('is saturated exactly while every ordinary slot is lent (reserved slots do not count)', async () => {
+    const { pool } = track(fakePool({ max: 2, reserved: 1 }));
+    expect(pool.saturated).toBe(false);
+    const a = await pool.acquire();
+    expect(pool.saturated).toBe(false);
+    const b = await pool.acquire();
+    expect(pool.saturated).toBe(true);
+    const r = await pool.acquire({ reserved: true });
+    expect(r.reserved).toBe(true);
+    pool.release(r, { reusable: true });
+    expect(pool.saturated).toBe(true);
+    pool.release(a, { reusable: true });
+    expect(pool.saturated).toBe(true); // still resetting
+    await settle();
+    expect(pool.saturated).toBe(false);
+    pool.release(b, { reusable: false });
+    await settle();
+    expect(pool.saturated).toBe(false);
+  });
+
   it('tryAcquire answers undefined instead of waiting or connecting', async () => {
     const { pool, factory } = track(fakePool({ max: 1 }));
     expect(pool.tryAcquire()).toBeUndefined();

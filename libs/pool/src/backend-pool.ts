@@ -173,6 +173,11 @@ export class BackendPool<C> {
     this.retire(reason);
   }
 
+  /** Every ordinary slot is taken (lent, or opening for a waiter): an ordinary acquire would wait. */
+  get saturated(): boolean {
+    return this.roster.busyOrdinary >= this.sizing.max;
+  }
+
   /** (inUse + waiters) / capacity, without building a stats snapshot. */
   pressure(): number {
     return (this.roster.busy + this.waiters.length) / this.capacity;

@@ -13,6 +13,8 @@ import { waitFor } from './wait';
 export interface PostgresOptions {
   /** Number of streaming replicas (default 1). */
   replicas?: number;
+  /** Server settings over the small test defaults (e.g. `{ max_connections: '300' }` for a benchmark), for every member. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /** A PostgreSQL server; connect over TCP to 127.0.0.1 as `postgres` (trust auth) to database `postgres`. */
@@ -89,8 +91,8 @@ function releaseSharedMemory(dataDir: string): Promise<void> {
   return orphan ? runCommand('ipcrm', ['-m', String(id)]).then(() => undefined) : Promise.resolve();
 }
 
-async function startNode(dir: string, dataDir: string, name: string): Promise<PostgresNode> {
-  const settings = Object.entries({ ...SETTINGS, cluster_name: name }).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+async function startNode(dir: string, dataDir: string, name: string, overrides: Readonly<Record<string, string>>): Promise<PostgresNode> {
+  const settings = Object.entries({ ...SETTINGS, ...overrides, cluster_name: name }).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
   const launch: ServerLaunch = {
     name: `postgres ${name}`,
     dir,
@@ -106,22 +108,22 @@ async function startNode(dir: string, dataDir: string, name: string): Promise<Po
   return startOnFreePort((port) => new PostgresNode(launch, port));
 }
 
-async function startPrimary(group: ServerGroup, template: string): Promise<PostgresNode> {
+async function startPrimary(group: ServerGroup, template: string, overrides: Readonly<Record<string, string>>): Promise<PostgresNode> {
   const dir = await group.memberDir('primary');
   const dataDir = join(dir, 'data');
   await copyTree(join(template, 'data'), dataDir);
-  return group.track(await startNode(dir, dataDir, 'primary'));
+  return group.track(await startNode(dir, dataDir, 'primary', overrides));
 }
 
 /** Base backup of the primary with a replication slot named after the replica, then streaming. */
-async function startReplica(group: ServerGroup, primary: PostgresNode, name: string): Promise<PostgresNode> {
+async function startReplica(group: ServerGroup, primary: PostgresNode, name: string, overrides: Readonly<Record<string, string>>): Promise<PostgresNode> {
   const runAs = postgresUser();
   const dir = await group.memberDir(name);
   const dataDir = await makeDir(dir, 'data', 0o700, runAs);
   const source = ['-h', primary.host, '-p', String(primary.port), '-U', 'postgres'];
   const backup = ['-D', dataDir, '-R', '-c', 'fast', '-C', '-S', name, '-X', 'stream', '--no-sync'];
   await runCommand(join(postgresBinDir(), 'pg_basebackup'), [...source, ...backup], { runAs, cwd: dir });
-  const replica = group.track(await startNode(dir, dataDir, name));
+  const replica = group.track(await startNode(dir, dataDir, name, overrides));
   const streaming = "SELECT count(*)::int FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'";
   await waitFor(async () => (await queryValue(primary, streaming, [name])) === 1, { timeoutMs: 30_000 }).catch((err) => {
     throw ReplicationFailed.withCause(err, replica.name, `not streaming from ${primary.name}`, replica.logFile, replica.logTail());
@@ -148,9 +150,10 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Repl
   const replicaCount = options.replicas ?? 1;
   if (!Number.isInteger(replicaCount) || replicaCount < 0) throw InvalidOption('replicas', `expected an integer >= 0, got ${replicaCount}`);
   return startGroup('postgres', async (group) => {
-    const primary = await startPrimary(group, await postgresTemplate());
+    const overrides = options.settings ?? {};
+    const primary = await startPrimary(group, await postgresTemplate(), overrides);
     const names = Array.from({ length: replicaCount }, (_, i) => `replica${i + 1}`);
-    const replicas = await settleAll(names.map((name) => startReplica(group, primary, name)));
+    const replicas = await settleAll(names.map((name) => startReplica(group, primary, name, overrides)));
     return replicatedServers(group, primary, replicas, (running, timeoutMs) => catchUp(primary, running, timeoutMs));
   });
 }

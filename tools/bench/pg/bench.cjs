@@ -12,6 +12,9 @@
 //   --select-only  only pgbench -S;  --clients 50  only these client counts (comma-separated);
 //   --protocols simple,extended;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
 //   --memory-only  only the idle-memory figure (no pgbench runs: the heap is not still settling from them)
+//   --pipeline-depth N  also run transaction mode with [postgres] pipeline_depth = N (reads queued behind
+//                 other sessions' reads on a lent connection when the pool is saturated)
+//   --strace DIR  count each proxy run's system calls with `strace -c -f` into DIR (slows the proxy: counts, not speed)
 //   --perf DIR  record each proxy run with `perf record -g` into DIR (EDGE_NODE_FLAGS=--perf-basic-prof names JS frames)
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
@@ -32,9 +35,12 @@ const ROUNDS = Number(opt('rounds', '2'));
 const CLIENTS = opt('clients', '10,50').split(',').map(Number);
 const PROTOCOL_NAMES = opt('protocols', 'simple,extended').split(',');
 const POOL = 20;
+/** With N > 1, a third pg-edge runs transaction mode with [postgres] pipeline_depth = N beside the one without. */
+const PIPELINE_DEPTH = Number(opt('pipeline-depth', '1'));
 const PASSWORD = 'bench-secret';
 
 const PERF_DIR = opt('perf', undefined);
+const STRACE_DIR = opt('strace', undefined);
 let perfRuns = 0;
 
 function pgbench(port, user, extra, env = {}, pid = undefined) {
@@ -42,6 +48,11 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
   if (PERF_DIR && pid) {
     const out = join(PERF_DIR, `perf.${++perfRuns}.${pid}.${extra.join('')}.data`);
     spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(Math.max(1, DURATION - 2))], { stdio: 'ignore' });
+  }
+  if (STRACE_DIR && pid) {
+    const out = join(STRACE_DIR, `strace.${++perfRuns}.${pid}.${extra.join('')}.txt`);
+    const tracer = spawn('strace', ['-c', '-f', '-p', String(pid), '-o', out], { stdio: 'ignore' });
+    setTimeout(() => tracer.kill('SIGINT'), DURATION * 1000 - 500);
   }
   return new Promise((resolve) => {
     const child = spawn('pgbench', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-n', '-j', '2', '-T', String(DURATION), ...extra, 'bench'], {
@@ -58,7 +69,7 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
       if (!Number.isFinite(tps)) console.log(out.split('\n').slice(-8).join('\n'));
       const cpuAfter = pid ? cpuSeconds(pid) : { user: 0, system: 0 };
       const perTx = (k) => (pid && processed > 0 ? ((cpuAfter[k] - cpuBefore[k]) * 1e6) / processed : NaN);
-      resolve({ tps, latency, failed, processed, cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user') });
+      resolve({ tps, latency, failed, processed, cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user'), faultsPerTx: pid && processed > 0 ? (cpuAfter.minorFaults - cpuBefore.minorFaults) / processed : NaN });
     });
   });
 }
@@ -94,7 +105,7 @@ async function startPgbouncer(bin, dir, pgPort, port) {
   return child;
 }
 
-async function startEdge(dir, name, pgPort, mode) {
+async function startEdge(dir, name, pgPort, mode, pipelineDepth = 1) {
   const rw = await freePort();
   const admin = await freePort();
   const config = join(dir, `${name}.toml`);
@@ -104,13 +115,13 @@ async function startEdge(dir, name, pgPort, mode) {
       `[[users]]\nname = "postgres"\npassword = "${PASSWORD}"\n` +
       `[health]\ninterval_seconds = 2\n[mysql]\nenabled = false\n[redis]\nenabled = false\n` +
       `[postgres]\nenabled = true\nrouting_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
-      `pool_max_per_backend = ${POOL}\nmax_connections = 10000\nread_after_write_seconds = 0\n` +
+      `pool_max_per_backend = ${POOL}\nmax_connections = 10000\nread_after_write_seconds = 0\npipeline_depth = ${pipelineDepth}\n` +
       `[[postgres_backends]]\nname = "primary"\naddress = "127.0.0.1:${pgPort}"\nrole = "primary"\nusername = "postgres"\ndatabase = "bench"\n`,
   );
   const child = spawn(process.execPath, [...(process.env.EDGE_NODE_FLAGS ?? '').split(' ').filter(Boolean), join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
   await waitPort(rw);
   await waitReady(admin, 20000).catch(() => undefined); // measured as it is when not ready by then
-  return { child, port: rw };
+  return { child, port: rw, admin };
 }
 
 const SCRIPTS = [
@@ -126,14 +137,12 @@ async function main() {
   const bouncerBin = ensureInstalled('pgbouncer');
   const dir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-pg-'));
   console.log(`starting PostgreSQL (libs/testing)...`);
-  const pg = await startPostgres({ replicas: 0 });
+  // The pgbench tables in memory; four proxies' pools plus transparent mode's 50 clients.
+  const pg = await startPostgres({ replicas: 0, settings: { shared_buffers: '256MB', max_connections: '300' } });
   const admin = new (require('pg').Client)({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
   await admin.connect();
-  await admin.query("ALTER SYSTEM SET shared_buffers = '128MB'");
   await admin.query('CREATE DATABASE bench');
   await admin.end();
-  await pg.primary.stop();
-  await pg.primary.start();
   execFileSync('pgbench', ['-i', '-q', '-s', '10', '-h', '127.0.0.1', '-p', String(pg.primary.port), '-U', 'postgres', 'bench'], { stdio: 'ignore' });
   const targets = [];
   const children = [];
@@ -148,6 +157,11 @@ async function main() {
       children.push(edge.child);
       targets.push({ name: `pg-edge ${mode}`, port: edge.port, user: 'postgres', pid: edge.child.pid });
     }
+    if (PIPELINE_DEPTH > 1) {
+      const edge = await startEdge(dir, 'pipelined', pg.primary.port, 'transaction', PIPELINE_DEPTH);
+      children.push(edge.child);
+      targets.push({ name: `pg-edge transaction+pipeline ${PIPELINE_DEPTH}`, port: edge.port, user: 'postgres', pid: edge.child.pid, admin: edge.admin });
+    }
     const results = [];
     for (const [script, scriptArgs] of args.includes('--memory-only') ? [] : SCRIPTS) {
       for (const [protocol, protocolArgs] of PROTOCOLS) {
@@ -155,10 +169,12 @@ async function main() {
           const row = { script, protocol, clients, cells: {} };
           for (let round = 0; round < ROUNDS; round++) {
             for (const target of targets) {
+              const pipelinedBefore = target.admin ? await pipelinedUnits(target.admin) : 0;
               const r = await pgbench(target.port, target.user, ['-c', String(clients), ...protocolArgs, ...scriptArgs], {}, target.pid);
+              if (target.admin) r.pipelinedPerTx = ((await pipelinedUnits(target.admin)) - pipelinedBefore) / r.processed;
               const best = row.cells[target.name];
               if (!best || !(best.tps >= r.tps)) row.cells[target.name] = r;
-              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user)` : ''}${r.failed ? `, ${r.failed} failed` : ''}\n`);
+              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user, ${r.faultsPerTx.toFixed(2)} page faults)` : ''}${r.pipelinedPerTx !== undefined ? `, ${(100 * r.pipelinedPerTx).toFixed(0)}% of units pipelined` : ''}${r.failed ? `, ${r.failed} failed` : ''}\n`);
             }
           }
           results.push(row);
@@ -186,6 +202,13 @@ async function main() {
     await pg.destroy();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** dbproxy_pg_pipelined_units_total from the edge's admin /metrics. */
+async function pipelinedUnits(adminPort) {
+  const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+
+  return Number(/^dbproxy_pg_pipelined_units_total(?:{[^}]*})? (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
 function printTable(results, names) {

@@ -37,6 +37,12 @@ export const postgresSection = z
     /** Bound on node-sql-parser's work per new statement shape (SqlRouter maxParseTokens); longer statements are not parsed. */
     max_parse_tokens: positiveInt.default(200),
     pressure_margin: z.number().min(0).max(10).default(0.25),
+    /**
+     * Transaction mode: when every pooled connection of a backend is lent, a single-statement
+     * replica-safe read may be queued behind the reads already running on one of them, up to this
+     * many per lending of the connection (1 = never; each waits for a connection of its own).
+     */
+    pipeline_depth: z.number().int().min(1).max(64).default(1),
     sharding: postgresSharding.default({}),
   })
   .strict();

@@ -48,7 +48,8 @@ export class PgBackendConnection {
   processId = 0;
   secretKey = 0;
   readonly parameters = new Map<string, string>();
-  private consumer: BackendConsumer | undefined;
+  /** Who receives the answers, in the order their requests were written; the first gets the frames. */
+  private readonly holders: BackendConsumer[] = [];
   private readonly framer: PgFramer;
   private idleStatus = 0x49; // 'I'
   /** Where the socket's reads go: the startup exchange, then `steady` (frames to the holder). */
@@ -81,12 +82,44 @@ export class PgBackendConnection {
     return conn;
   }
 
+  /**
+   * Queues `consumer` for the answers to what it sends next (a no-op when it is queued already).
+   * Several consumers queue only when units are pipelined (TransactionPools.tryJoin): each then
+   * ends with one ReadyForQuery, which hands the connection to the next in line.
+   */
   attach(consumer: BackendConsumer): void {
-    this.consumer = consumer;
+    if (!this.holders.includes(consumer)) this.holders.push(consumer);
   }
 
-  detach(): void {
-    this.consumer = undefined;
+  /** `consumer` expects nothing more. */
+  detach(consumer: BackendConsumer): void {
+    const at = this.holders.indexOf(consumer);
+    if (at >= 0) this.holders.splice(at, 1);
+  }
+
+  /** More than one unit is queued on the connection: a unit's failure must not disturb the others. */
+  get shared(): boolean {
+    return this.holders.length > 1;
+  }
+
+  /**
+   * `consumer` gives up its answers while others are queued behind it: they are read and dropped
+   * up to its ReadyForQuery, then `done` runs. False when it is not queued (nothing to drop).
+   */
+  abandon(consumer: BackendConsumer, done: () => void): boolean {
+    const at = this.holders.indexOf(consumer);
+    if (at < 0) return false;
+    const discarder: BackendConsumer = {
+      onFrame: (frame) => {
+        if (frame.code !== BackendCode.ReadyForQuery) return;
+        this.detach(discarder);
+        done();
+      },
+      onChunkEnd: () => undefined,
+      onLost: () => done(),
+    };
+    this.holders[at] = discarder;
+    return true;
   }
 
   write(data: Buffer): boolean {
@@ -121,7 +154,7 @@ export class PgBackendConnection {
         this.close('reset-timeout');
         reject(new Error(`reset took longer than ${timeoutMs} ms`));
       }, timeoutMs);
-      this.attach({
+      const resetter: BackendConsumer = {
         onFrame: (frame) => {
           if (frame.code === BackendCode.ErrorResponse) {
             const error = decodeBackendMessage(frame);
@@ -129,7 +162,7 @@ export class PgBackendConnection {
           }
           if (frame.code === BackendCode.ReadyForQuery && ++ready === 2) {
             clearTimeout(timer);
-            this.detach();
+            this.detach(resetter);
             this.idleStatus = frame.payload[0];
             if (failure !== undefined || this.idleStatus !== 0x49) return reject(new Error(failure ?? 'still in a transaction after reset'));
             this.dirty = false;
@@ -141,7 +174,8 @@ export class PgBackendConnection {
           clearTimeout(timer);
           reject(err);
         },
-      });
+      };
+      this.attach(resetter);
       this.socket.write(RESET);
     });
   }
@@ -151,7 +185,14 @@ export class PgBackendConnection {
     this.idleStatus = status;
   }
 
-  private readonly routeFrame = (frame: Frame): void => (this.consumer ? this.consumer.onFrame(frame) : this.whileIdle(frame));
+  /** To the first holder; with others queued, its ReadyForQuery ends its turn (it is dequeued before it sees it). */
+  private readonly routeFrame = (frame: Frame): void => {
+    const holders = this.holders;
+    const first = holders[0];
+    if (first === undefined) return this.whileIdle(frame);
+    if (holders.length > 1 && frame.code === BackendCode.ReadyForQuery) holders.shift();
+    first.onFrame(frame);
+  };
 
   /** After startup: every frame of a read to the holder (or whileIdle), then onChunkEnd. */
   private readonly steady = (chunk: Buffer): void => {
@@ -161,7 +202,7 @@ export class PgBackendConnection {
       this.lost(err instanceof Error ? err : new Error(String(err)));
       return;
     }
-    this.consumer?.onChunkEnd();
+    this.holders[0]?.onChunkEnd();
   };
 
   private listen(): void {
@@ -173,9 +214,7 @@ export class PgBackendConnection {
     if (!this.alive) return;
     this.alive = false;
     this.socket.destroy();
-    const consumer = this.consumer;
-    this.consumer = undefined;
-    consumer?.onLost(err);
+    for (const holder of this.holders.splice(0)) holder.onLost(err);
   }
 
   /** Frames nobody asked for (the connection sits in the pool): a FATAL ends it; reports are noted. */

@@ -4,9 +4,43 @@ import { PoolSet, type ConnectionFactory, type Lease, type PoolStats } from '@db
 import type { TopologyView } from '@dbproxy/topology-client';
 import type { BackendConfig, BackendLoad } from '../backend-directory';
 import type { EdgeEpoch } from '../edge-context';
-import { PgBackendConnection } from './backend-connection';
+import { PgBackendConnection, type BackendConsumer } from './backend-connection';
 
-export type PgLease = Lease<PgBackendConnection>;
+type PoolLease = Lease<PgBackendConnection>;
+
+/**
+ * One lending of a pooled connection, shared by the units pipelined on it: the pool gets the
+ * connection back when the last of them is done (answered, or its answers dropped).
+ */
+class Lending {
+  /** Leases not yet released. */
+  leases = 1;
+  /** Units given up while others were queued: their answers are still being dropped. */
+  discarding = 0;
+  /** Units run on this lending so far (bounded by pipeline_depth). */
+  units = 1;
+  /** False once a unit failed on it: it is closed, not reused, when the last unit is done. */
+  reusable = true;
+  reason: string | undefined;
+
+  constructor(
+    readonly poolLease: PoolLease,
+    readonly connection: PgBackendConnection,
+    /** Whether units may still join (every unit on it is a pipelinable read, none failed). */
+    public joinable: boolean,
+  ) {}
+}
+
+/** What a session holds for one unit (or for a transaction or pin): the connection and its lending. */
+export class PgLease {
+  released = false;
+
+  constructor(
+    readonly connection: PgBackendConnection,
+    readonly backend: string,
+    readonly lending: Lending,
+  ) {}
+}
 
 /**
  * No `reset` here on purpose: most releases need none (an autocommit statement that left nothing
@@ -40,6 +74,8 @@ export class TransactionPools implements BackendLoad {
   private addresses = new Map<string, string>();
   private readonly resetFailures = new Map<string, number>();
   private resetTimeoutMs = 30_000;
+  /** Lendings units may join, per backend (pipeline_depth > 1). */
+  private readonly joinable = new Map<string, Lending[]>();
 
   constructor(private readonly topology: () => TopologyView) {}
 
@@ -74,32 +110,107 @@ export class TransactionPools implements BackendLoad {
     }
   }
 
-  /** An idle connection now, or undefined (synchronous: the per-query fast path). Throws when the pool is closed. */
-  tryAcquire(backend: string, reserved: boolean): PgLease | undefined {
+  /**
+   * An idle connection now, or undefined (synchronous: the per-query fast path). Throws when the
+   * pool is closed. `joinable`: pipelinable units may queue behind this one.
+   */
+  tryAcquire(backend: string, reserved: boolean, joinable = false): PgLease | undefined {
     const pool = this.pools.get(backend);
-    return pool?.isOpen ? pool.tryAcquire({ reserved }) : undefined;
+    const lease = pool?.isOpen ? pool.tryAcquire({ reserved }) : undefined;
+    return lease && this.lend(lease, joinable);
   }
 
   /** Waits for a connection up to pool_acquire_timeout_seconds (a session that leaves meanwhile gives it straight back). */
-  acquire(backend: string, reserved: boolean): Promise<PgLease> {
-    return this.pools.acquire(backend, { reserved });
+  acquire(backend: string, reserved: boolean, joinable = false): Promise<PgLease> {
+    return this.pools.acquire(backend, { reserved }).then((lease) => this.lend(lease, joinable));
   }
 
-  /** Gives a connection back: reset first when it may carry state; closed when it cannot be trusted. */
-  release(lease: PgLease, reusable: boolean, reason?: string): void {
+  /**
+   * A place behind the units running on a lent connection, when every connection of the backend
+   * is lent: the one with the fewest queued whose lending has run fewer than `depth` units, so
+   * that it goes back to the pool (and its waiters) after at most `depth`.
+   */
+  tryJoin(backend: string, depth: number): PgLease | undefined {
+    const lendings = this.joinable.get(backend);
+    if (lendings === undefined || lendings.length === 0 || !this.pools.get(backend)?.saturated) return undefined;
+    let best: Lending | undefined;
+    for (const lending of lendings) {
+      const conn = lending.connection;
+      if (!conn.alive || conn.cancelled) continue;
+      if (best === undefined || lending.leases + lending.discarding < best.leases + best.discarding) best = lending;
+    }
+    if (best === undefined) return undefined;
+    best.leases++;
+    if (++best.units >= depth) this.closeJoining(best);
+    return new PgLease(best.connection, backend, best);
+  }
+
+  /** The session keeps the connection beyond its unit (transaction or pin): nobody joins it any more. */
+  hold(lease: PgLease): void {
+    this.closeJoining(lease.lending);
+  }
+
+  /**
+   * Gives a connection back: reset first when it may carry state; closed when it cannot be
+   * trusted. `reusable` false means the unit may still be running: when other units are queued
+   * behind it, its answers are dropped and the connection is closed after the last of them.
+   */
+  release(lease: PgLease, reusable: boolean, reason?: string, consumer?: BackendConsumer): void {
     if (lease.released) return;
+    lease.released = true;
+    const lending = lease.lending;
     const conn = lease.connection;
-    conn.detach();
-    const ok = reusable && conn.alive && !conn.cancelled;
-    if (!ok) return lease.pool.release(lease, { reusable: false, reason: reason ?? (conn.cancelled ? 'cancelled' : 'not-reusable') });
-    if (!conn.needsReset()) return lease.pool.release(lease, { reusable: true });
+    lending.leases--;
+    if (!reusable) {
+      lending.reusable = false;
+      lending.reason ??= reason ?? (conn.cancelled ? 'cancelled' : 'not-reusable');
+      this.closeJoining(lending);
+      if (consumer && lending.leases > 0 && conn.alive && conn.abandon(consumer, () => this.discarded(lending))) lending.discarding++;
+      else if (consumer) conn.detach(consumer);
+    } else if (consumer) conn.detach(consumer);
+    if (lending.leases === 0) this.giveBack(lending);
+  }
+
+  /** A given-up unit's answers were all dropped (or the connection was lost). */
+  private discarded(lending: Lending): void {
+    lending.discarding--;
+    if (lending.leases === 0 && lending.discarding === 0 && !lending.poolLease.released) this.giveBack(lending);
+  }
+
+  private giveBack(lending: Lending): void {
+    this.closeJoining(lending);
+    const poolLease = lending.poolLease;
+    if (poolLease.released) return;
+    const conn = lending.connection;
+    // Nobody waits for the answers still being dropped: the connection closes under them.
+    const ok = lending.reusable && lending.discarding === 0 && conn.alive && !conn.cancelled;
+    if (!ok) return poolLease.pool.release(poolLease, { reusable: false, reason: lending.reason ?? (conn.cancelled ? 'cancelled' : 'not-reusable') });
+    if (!conn.needsReset()) return poolLease.pool.release(poolLease, { reusable: true });
     conn.reset(this.resetTimeoutMs).then(
-      () => !lease.released && lease.pool.release(lease, { reusable: true }),
+      () => !poolLease.released && poolLease.pool.release(poolLease, { reusable: true }),
       () => {
-        this.resetFailures.set(lease.backend, (this.resetFailures.get(lease.backend) ?? 0) + 1);
-        if (!lease.released) lease.pool.release(lease, { reusable: false, reason: 'reset-failed' });
+        this.resetFailures.set(poolLease.backend, (this.resetFailures.get(poolLease.backend) ?? 0) + 1);
+        if (!poolLease.released) poolLease.pool.release(poolLease, { reusable: false, reason: 'reset-failed' });
       },
     );
+  }
+
+  private lend(poolLease: PoolLease, joinable: boolean): PgLease {
+    const lending = new Lending(poolLease, poolLease.connection, joinable);
+    if (joinable) {
+      let lendings = this.joinable.get(poolLease.backend);
+      if (lendings === undefined) this.joinable.set(poolLease.backend, (lendings = []));
+      lendings.push(lending);
+    }
+    return new PgLease(lending.connection, poolLease.backend, lending);
+  }
+
+  private closeJoining(lending: Lending): void {
+    if (!lending.joinable) return;
+    lending.joinable = false;
+    const lendings = this.joinable.get(lending.poolLease.backend);
+    const at = lendings ? lendings.indexOf(lending) : -1;
+    if (at >= 0) (lendings as Lending[]).splice(at, 1);
   }
 
   load(backend: string): { inUse: number; waiters: number; capacity: number } {

@@ -200,10 +200,17 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
     }
     this.machine.transition(this.machine.state, 'running', `acquire ${name}`);
-    const idle = this.shared.pools.tryAcquire(name, decision.reserved);
+    const depth = pg.pipeline_depth;
+    const joinable = depth > 1 && synced && decision.pipelinable;
+    const idle = this.shared.pools.tryAcquire(name, decision.reserved, joinable);
     if (idle) return this.onLease(idle, emit, synced, fromPlan);
+    const joined = joinable ? this.shared.pools.tryJoin(name, depth) : undefined;
+    if (joined) {
+      this.edge.metrics.pipelinedUnits.inc();
+      return this.onLease(joined, emit, synced, fromPlan);
+    }
     this.cancelWhileWaiting = false;
-    this.shared.pools.acquire(name, decision.reserved).then(
+    this.shared.pools.acquire(name, decision.reserved, joinable).then(
       (lease) => this.onLease(lease, emit, synced, fromPlan),
       (err: unknown) => this.onAcquireFailed(name, err, synced, fromPlan),
     );
@@ -289,6 +296,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   private afterUnit(lease: PgLease, status: number): void {
     const next = this.held === 'pinned' || this.flags.pin ? 'pinned' : status !== IDLE ? 'transaction' : undefined;
+    if (next) this.shared.pools.hold(lease);
     if (next && next !== this.held) {
       if (next === 'pinned') this.edge.metrics.sessionPins.inc({ listener: this.listener });
       else this.edge.metrics.transactionPins.inc({ listener: this.listener });
@@ -299,7 +307,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.flags.pin = this.flags.write = false;
     if (!next) {
       this.lease = undefined;
-      this.shared.pools.release(lease, true);
+      this.shared.pools.release(lease, true, undefined, this.backendSide);
     }
     const to = next === 'pinned' ? 'pinned' : next === 'transaction' ? 'in_transaction' : 'idle';
     this.machine.transition('running', to, ended ? 'transaction ended' : 'ready for query');
@@ -327,7 +335,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     const lease = this.lease;
     const synced = this.relay.awaitsReady();
     this.lease = undefined;
-    if (lease) this.shared.pools.release(lease, false, 'failed-unit');
+    if (lease) this.shared.pools.release(lease, false, 'failed-unit', this.backendSide);
     this.shared.running.delete(this);
     this.relay.drain(error);
     if (synced) this.relay.out.add(refusalBytes(error, IDLE));
@@ -356,14 +364,16 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   checkDeadline(nowMs: number): void {
     if (!this.machine.is('running') || nowMs < this.deadline || !this.lease) return;
-    cancelOnBackend(this.lease);
+    // Queued with other sessions' units, a cancel could hit theirs: the answers are dropped instead.
+    if (!this.lease.connection.shared) cancelOnBackend(this.lease);
     this.fail(PgEdgeErrors.queryTimeout(this.epoch.config.postgres.query_timeout_seconds), true);
   }
 
   /** A client CancelRequest: the backend gets a real cancel; while waiting for a connection, the unit ends with 57014. */
   cancelRequested(): void {
     if (!this.machine.is('running')) return;
-    if (this.lease) cancelOnBackend(this.lease);
+    if (this.lease?.connection.shared) this.fail(PgEdgeErrors.queryCanceled(), true);
+    else if (this.lease) cancelOnBackend(this.lease);
     else this.cancelWhileWaiting = true;
   }
 
@@ -402,7 +412,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.shared.running.delete(this);
     const lease = this.lease;
     this.lease = undefined;
-    if (lease) this.shared.pools.release(lease, false, this.held ? 'session-closed' : 'client-gone');
+    if (lease) this.shared.pools.release(lease, false, this.held ? 'session-closed' : 'client-gone', this.backendSide);
     if (!this.client.destroyed) this.client.end();
     setTimeout(() => this.client.destroy(), 1000).unref();
   }

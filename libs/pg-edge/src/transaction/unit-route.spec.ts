@@ -22,6 +22,17 @@ describe('decideUnit', () => {
     expect(decide([sql])).toMatchObject({ kind: 'run', role: 'primary', ...flags });
   });
 
+  it('lets only replica-safe reads be pipelined behind other sessions\' reads', () => {
+    expect(decide(['SELECT * FROM t WHERE id = $1'])).toMatchObject({ pipelinable: true });
+    expect(decide(['SELECT * FROM t WHERE id = $1'], 'read_write', true)).toMatchObject({ role: 'primary', pipelinable: true });
+    expect(decide(['SELECT * FROM t WHERE id = $1'], 'read_only')).toMatchObject({ pipelinable: true });
+    for (const sql of ['INSERT INTO t VALUES (1)', 'SELECT * FROM t FOR UPDATE', 'BEGIN', 'SET search_path = app', 'LISTEN events', "SELECT nextval('s')", 'SELECT pg_advisory_lock(1)']) {
+      expect(decide([sql])).toMatchObject({ kind: 'run', pipelinable: false });
+    }
+    expect(decide(['BEGIN'], 'read_only')).toMatchObject({ pipelinable: false });
+    expect(decide([])).toMatchObject({ pipelinable: false });
+  });
+
   it('takes the most demanding statement of a batch', () => {
     expect(decide(['SELECT 1', 'UPDATE t SET a = 1'])).toMatchObject({ role: 'primary', write: true });
   });

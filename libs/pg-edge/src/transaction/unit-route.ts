@@ -16,6 +16,8 @@ export type UnitDecision =
       readonly pin: boolean;
       /** Writes open the read-after-write window. */
       readonly write: boolean;
+      /** Replica-safe reads that leave no state: they may be pipelined behind other sessions' (pipeline_depth). */
+      readonly pipelinable: boolean;
     };
 
 function refusal(route: SqlRoute, listener: ListenerRole): UnitDecision | undefined {
@@ -46,7 +48,8 @@ export function decideUnit(routes: readonly SqlRoute[], listener: ListenerRole, 
     if (c.session.kind === 'pin') pin = reserved = true;
     if (c.family === 'write' || c.family === 'ddl' || (c.family === 'read' && !route.replicaEligible)) write = true;
   }
-  if (listener === 'read_only') return { kind: 'run', role: 'replica', reserved, pin, write: false };
+  const pipelinable = replicaOk && routes.length > 0 && !reserved;
+  if (listener === 'read_only') return { kind: 'run', role: 'replica', reserved, pin, write: false, pipelinable };
   const role = replicaOk && !readAfterWrite && routes.length > 0 ? 'replica' : 'primary';
-  return { kind: 'run', role, reserved, pin, write };
+  return { kind: 'run', role, reserved, pin, write, pipelinable };
 }
