@@ -99,14 +99,22 @@ describe('pipelined reads', () => {
     await Promise.all([...slow, queued].map((c) => c.end()));
   });
 
-  it('times out only the units that pass query_timeout_seconds; the pool serves again afterwards', async () => {
+  it('times out only the units that pass query_timeout_seconds, cancels what still runs on the server, and serves again', async () => {
     const slow = await Promise.all(Array.from({ length: POOL }, () => connect()));
     const queued = await connect();
-    const running = slow.map((c) => c.query('SELECT pg_sleep(2.5)').then(() => 'done', (err: { message: string }) => err.message));
+    const before = await pipelined();
+    const running = slow.map((c) => c.query('SELECT pg_sleep(30)').then(() => 'done', (err: { message: string }) => err.message));
     await new Promise((r) => setTimeout(r, 200));
     const behind = queued.query('SELECT 4 AS n').then(() => 'done', (err: { message: string }) => err.message);
     const outcomes = await Promise.all([...running, behind]);
+    expect(await pipelined()).toBe(before + 1);
     for (const outcome of outcomes) expect(outcome).toMatch(/timeout|took longer/i);
+    // the sleeps were cancelled when their connections closed: none is still running on the server
+    const direct = new Client({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
+    await direct.connect();
+    const sleeping = "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'";
+    await waitFor(async () => (await direct.query(sleeping)).rows[0].n === 0, { timeoutMs: 3000, description: 'the timed-out sleeps cancelled' });
+    await direct.end();
     const after = await Promise.all([...slow, queued].map(async (c) => (await c.query('SELECT 5 AS n')).rows[0].n));
     expect(after).toEqual([5, 5, 5]);
     await Promise.all([...slow, queued].map((c) => c.end()));

@@ -3,6 +3,7 @@
 import { PoolSet, type ConnectionFactory, type Lease, type PoolStats } from '@dbproxy/pool';
 import type { TopologyView } from '@dbproxy/topology-client';
 import type { BackendConfig, BackendLoad } from '../backend-directory';
+import { sendCancelRequest } from '../backend-socket';
 import type { EdgeEpoch } from '../edge-context';
 import { PgBackendConnection, type BackendConsumer } from './backend-connection';
 
@@ -182,8 +183,13 @@ export class TransactionPools implements BackendLoad {
     const poolLease = lending.poolLease;
     if (poolLease.released) return;
     const conn = lending.connection;
-    // Nobody waits for the answers still being dropped: the connection closes under them.
+    // Nobody waits for the answers still being dropped: the connection closes under them, and what
+    // may still run there is cancelled (no unit can follow on a connection being closed).
     const ok = lending.reusable && lending.discarding === 0 && conn.alive && !conn.cancelled;
+    if (lending.discarding > 0 && conn.alive && !conn.cancelled) {
+      conn.cancelled = true;
+      void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
+    }
     if (!ok) return poolLease.pool.release(poolLease, { reusable: false, reason: lending.reason ?? (conn.cancelled ? 'cancelled' : 'not-reusable') });
     if (!conn.needsReset()) return poolLease.pool.release(poolLease, { reusable: true });
     conn.reset(this.resetTimeoutMs).then(
