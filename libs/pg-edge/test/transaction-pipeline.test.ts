@@ -140,14 +140,18 @@ describe('pipelined reads', () => {
   it('never queues writes or transactions: a BEGIN waits for a connection of its own and keeps it', async () => {
     const readers = await Promise.all(Array.from({ length: 6 }, () => connect()));
     const tx = await connect();
+    await Promise.all(readers.slice(0, POOL).map((c) => c.query('SELECT pg_sleep(0.05)'))); // both pooled connections open and idle
+    const before = await pipelined();
     const reads = readers.map((c) => c.query('SELECT pg_sleep(0.3)'));
-    await new Promise((r) => setTimeout(r, 50));
+    // two readers hold both connections, the other four are queued behind them
+    await waitFor(async () => (await pipelined()) === before + 4, { timeoutMs: 2000, description: 'four readers queued' });
     await tx.query('BEGIN');
     const pid = (await tx.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
     await tx.query('INSERT INTO pipeline_log VALUES (999, 1)');
     expect((await tx.query('SELECT pg_backend_pid() AS pid')).rows[0].pid).toBe(pid);
     expect((await tx.query('SELECT count(*)::int AS n FROM pipeline_log WHERE client = 999')).rows[0].n).toBe(1);
     await tx.query('ROLLBACK');
+    expect(await pipelined()).toBe(before + 4); // nothing of the transaction was queued
     await Promise.all(reads);
     await Promise.all([...readers, tx].map((c) => c.end()));
   });
