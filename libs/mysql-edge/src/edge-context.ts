@@ -7,6 +7,7 @@ import type { BackendConnectionState } from './backend/backend-connection';
 import type { BackendPools } from './backend/backend-pools';
 import type { CollationCatalog } from './backend/collations';
 import type { ParkedLeases } from './backend/parked-leases';
+import type { Pipelines } from './backend/pipelines';
 import type { StatementCatalog } from './backend/statement-catalog';
 import type { EdgeEpoch } from './epoch';
 import type { FrontendTls } from '@dbproxy/runtime';
@@ -37,6 +38,8 @@ export interface EdgeContext {
   readonly pools: BackendPools;
   /** Clean connections sessions keep between statements. */
   readonly parked: ParkedLeases;
+  /** Lendings whose connection runs pipelined reads of several sessions. */
+  readonly pipelines: Pipelines;
   readonly catalog: StatementCatalog;
   readonly collations: CollationCatalog;
   readonly tls: FrontendTls;

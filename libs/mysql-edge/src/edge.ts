@@ -12,6 +12,7 @@ import { BACKEND_MOVES, BACKEND_STATES, type BackendConnectionState } from './ba
 import { BackendPools } from './backend/backend-pools';
 import { CollationCatalog } from './backend/collations';
 import { ParkedLeases } from './backend/parked-leases';
+import { Pipelines } from './backend/pipelines';
 import { StatementCatalog } from './backend/statement-catalog';
 import { SESSION_MOVES, SESSION_STATES, type CoarseClock, type EdgeContext, type SessionState } from './edge-context';
 import { buildEpoch, type EdgeEpoch } from './epoch';
@@ -51,6 +52,7 @@ export class MysqlEdge implements EdgeContext {
   readonly pools: BackendPools;
   readonly catalog = new StatementCatalog();
   readonly parked = new ParkedLeases();
+  readonly pipelines = new Pipelines();
   readonly collations = new CollationCatalog();
   readonly tls: FrontendTls;
   rsa: RsaKeys | undefined;

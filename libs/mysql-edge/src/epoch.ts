@@ -16,6 +16,8 @@ export interface EdgeLimits {
   readonly maxStatements: number;
   readonly maxStatementBytes: number;
   readonly readAfterWriteMs: number;
+  /** Autocommit reads per lending of a saturated pool's connection ([mysql] pipeline_depth; 1 = off). */
+  readonly pipelineDepth: number;
 }
 
 export interface EdgeEpoch {
@@ -78,6 +80,7 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
       clientWriteTimeoutMs: config.proxy.client_write_timeout_seconds * 1000,
       loginTimeoutMs: Math.max(10_000, m.connect_timeout_seconds * 2000),
       maxStatements: m.max_prepared_statements,
+      pipelineDepth: m.pipeline_depth,
       maxStatementBytes: m.max_prepared_statement_bytes,
       readAfterWriteMs: m.read_after_write_seconds * 1000,
     },

@@ -52,6 +52,7 @@ export interface EdgeMetrics {
   readonly pins: Counter<'cause'>;
   readonly errors: Counter<'code'>;
   readonly fallbacks: Counter<'reason'>;
+  readonly pipelined: Counter;
   readonly backendFailures: Counter<'backend' | 'reason'>;
 }
 
@@ -160,6 +161,7 @@ export function createEdgeMetrics(metrics: MetricsRegistry, sources: MetricSourc
     pins: metrics.counter({ name: 'dbproxy_mysql_pins_total', help: 'Sessions that started holding one backend connection, by cause', labelNames: ['cause'] }),
     errors: metrics.counter({ name: 'dbproxy_mysql_errors_total', help: 'ERR packets sent to clients (the edge\'s own and forwarded backend errors), by errno', labelNames: ['code'] }),
     fallbacks: metrics.counter({ name: 'dbproxy_mysql_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['reason'] }),
+    pipelined: metrics.counter({ name: 'dbproxy_mysql_pipelined_queries_total', help: 'Autocommit reads written behind other sessions\' reads on a lent connection instead of waiting for one (pipeline_depth)' }),
     backendFailures: metrics.counter({ name: 'dbproxy_mysql_backend_failures_total', help: 'Backend connections lost or failed while serving a client', labelNames: ['backend', 'reason'] }),
   };
 }

@@ -12,6 +12,8 @@
 //              mysql-edge, no idle-memory measurement; prints the CPU per transaction (from /proc)
 //              of the proxy (user/system), sysbench and the MariaDB servers
 //   --edge-node-args  extra node options for the mysql-edge process (profiling); its pid is printed
+//   --pipeline-depth N  also a mysql-edge with [mysql] pipeline_depth = N and a pool of --pipeline-pool
+//              connections per backend (default 8): prints the share of statements pipelined
 //   --rounds N each measurement N times, interleaved, best kept (the machine is shared and noisy)
 //   --soak     also sysbench oltp_read_write, 32 threads, 60 s, through mysql-edge: autocommit
 //              (reads on the replica, read_after_write_seconds = 0) and in transactions; zero errors
@@ -35,6 +37,8 @@ const SOAK = args.includes('--soak') || args.includes('--soak-only');
 const SOAK_ONLY = args.includes('--soak-only');
 const POINT_SELECT = args.includes('--point-select');
 const EDGE_NODE_ARGS = (opt('edge-node-args', '') ?? '').split(' ').filter(Boolean);
+const PIPELINE_DEPTH = Number(opt('pipeline-depth', '0'));
+const PIPELINE_POOL = Number(opt('pipeline-pool', '8'));
 const TABLES = 4;
 const TABLE_SIZE = 20000;
 
@@ -98,14 +102,14 @@ async function startHaproxy(dir, backendPort, port) {
   return child;
 }
 
-async function startEdge(dir, db, natsUrl, extraMysql = '') {
+async function startEdge(dir, db, natsUrl, extraMysql = '', poolMax = 40) {
   const [rw, ro, admin] = [await freePort(), await freePort(), await freePort()];
-  const config = join(dir, 'dbproxy.toml');
+  const config = join(dir, `dbproxy-${rw}.toml`);
   writeFileSync(
     config,
     `[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[telemetry]\nlog_level = "warn"\n${natsUrl ? `[bus]\nnats_url = "${natsUrl}"\n` : ''}` +
       `[[users]]\nname = "bench"\npassword = "bench-secret"\n` +
-      `[health]\ninterval_seconds = 2\n[mysql]\nenabled = true\nworkers = ${WORKERS}\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\nmax_connections = ${IDLE + 200}\npool_max_per_backend = 40\n${extraMysql}` +
+      `[health]\ninterval_seconds = 2\n[mysql]\nenabled = true\nworkers = ${WORKERS}\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\nmax_connections = ${IDLE + 200}\npool_max_per_backend = ${poolMax}\n${extraMysql}` +
       `[postgres]\nenabled = false\n[redis]\nenabled = false\n` +
       `[[mysql_backends]]\nname = "primary"\naddress = "127.0.0.1:${db.primary.port}"\nrole = "primary"\nreserved_pool = 8\n` +
       `[[mysql_backends]]\nname = "replica"\naddress = "127.0.0.1:${db.replicas[0].port}"\nrole = "replica"\n`,
@@ -137,6 +141,12 @@ function metric(text, name, labels) {
     if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
+}
+
+/** Statements run and statements pipelined so far (the admin's /metrics). */
+async function pipelineCounts(admin) {
+  const text = await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text();
+  return { queries: metric(text, 'dbproxy_mysql_queries_total', {}), pipelined: metric(text, 'dbproxy_mysql_pipelined_queries_total', {}) };
 }
 
 function replicaExecutes(db) {
@@ -174,6 +184,7 @@ async function main() {
   const nats = WORKERS > 1 ? await startNats() : undefined;
   let haproxy;
   let edge;
+  let piped;
   try {
     execFileSync('mariadb', ['-h', '127.0.0.1', '-P', String(db.primary.port), '-u', 'root', '-e', 'CREATE DATABASE sbtest']);
     const direct = { name: 'MariaDB', port: db.primary.port, user: 'root', password: '' };
@@ -185,9 +196,12 @@ async function main() {
     const haproxyPort = await freePort();
     haproxy = await startHaproxy(dir, db.primary.port, haproxyPort);
     edge = await startEdge(dir, db, nats?.url);
+    const pipedName = `mysql-edge pipeline ${PIPELINE_DEPTH} pool ${PIPELINE_POOL}`;
+    if (PIPELINE_DEPTH > 1) piped = await startEdge(dir, db, nats?.url, `pipeline_depth = ${PIPELINE_DEPTH}\n`, PIPELINE_POOL);
     const proxied = [
       { name: 'haproxy', port: haproxyPort, user: 'root', password: '', pid: haproxy.pid },
       { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret', pid: edge.child.pid },
+      ...(piped ? [{ name: pipedName, port: piped.port, user: 'bench', password: 'bench-secret', pid: piped.child.pid, admin: piped.admin }] : []),
     ];
     const targets = POINT_SELECT ? proxied : [direct, ...proxied];
     const dbPids = POINT_SELECT ? mariadbPids([db.primary.port, db.replicas[0].port]) : [];
@@ -199,7 +213,13 @@ async function main() {
         for (let round = 0; round < ROUNDS; round++) {
           for (const t of targets) {
             const cpu = POINT_SELECT ? chainCpu(t.pid, dbPids) : null;
+            const counted = t.admin ? await pipelineCounts(t.admin) : null;
             const r = sysbench(test, t, threads);
+            if (counted) {
+              const now = await pipelineCounts(t.admin);
+              const share = (100 * (now.pipelined - counted.pipelined)) / Math.max(1, now.queries - counted.queries);
+              console.log(`  ${t.name} ${threads} threads: ${fmt(share, 1)} % of statements pipelined`);
+            }
             if (cpu) {
               const now = chainCpu(t.pid, dbPids);
               const per = (seconds) => fmt((seconds * 1e6) / (r.tps * DURATION), 1);
@@ -217,12 +237,14 @@ async function main() {
         console.log(`${test} ${threads} threads: ${line}`);
       }
     }
-    console.log('\n| test | threads | MariaDB tps (p95 ms) | haproxy tps (p95 ms) | mysql-edge tps (p95 ms) | edge/haproxy | edge/direct | haproxy/direct |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    const pipedHead = piped ? ` ${pipedName} tps (p95 ms) | pipelined/haproxy |` : '';
+    console.log(`\n| test | threads | MariaDB tps (p95 ms) | haproxy tps (p95 ms) | mysql-edge tps (p95 ms) | edge/haproxy | edge/direct | haproxy/direct |${pipedHead}`);
+    console.log(`|---|---|---|---|---|---|---|---|${piped ? '---|---|' : ''}`);
     for (const r of rows) {
-      const [d, h, e] = [r['MariaDB'], r['haproxy'], r['mysql-edge']];
+      const [d, h, e, p] = [r['MariaDB'], r['haproxy'], r['mysql-edge'], r[pipedName]];
       console.log(
-        `| ${r.test} | ${r.threads} | ${fmt(d.tps)} (${fmt(d.p95, 2)}) | ${fmt(h.tps)} (${fmt(h.p95, 2)}) | ${fmt(e.tps)} (${fmt(e.p95, 2)}) | ${fmt(e.tps / h.tps, 2)}x | ${fmt(e.tps / d.tps, 2)}x | ${fmt(h.tps / d.tps, 2)}x |`,
+        `| ${r.test} | ${r.threads} | ${fmt(d.tps)} (${fmt(d.p95, 2)}) | ${fmt(h.tps)} (${fmt(h.p95, 2)}) | ${fmt(e.tps)} (${fmt(e.p95, 2)}) | ${fmt(e.tps / h.tps, 2)}x | ${fmt(e.tps / d.tps, 2)}x | ${fmt(h.tps / d.tps, 2)}x |` +
+          (p ? ` ${fmt(p.tps)} (${fmt(p.p95, 2)}) | ${fmt(p.tps / h.tps, 2)}x |` : ''),
       );
     }
     if (POINT_SELECT) return;
@@ -233,6 +255,7 @@ async function main() {
   } finally {
     haproxy?.kill('SIGTERM');
     edge?.child.kill('SIGTERM');
+    piped?.child.kill('SIGTERM');
     await sleep(500);
     await db.destroy();
     await nats?.destroy();

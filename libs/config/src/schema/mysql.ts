@@ -66,6 +66,12 @@ export const mysqlSection = z
     pool_max_per_backend: positiveInt.default(32),
     pool_idle_timeout_seconds: positiveSeconds.default(300),
     pool_max_lifetime_seconds: positiveSeconds.default(3600),
+    /**
+     * When every pooled connection of a backend is lent, a single-statement replica-safe read in
+     * autocommit may be written behind the reads already running on one of them (the server answers
+     * in order), up to this many per lending of the connection (1 = never; each waits for its own).
+     */
+    pipeline_depth: z.number().int().min(1).max(64).default(1),
     read_after_write_seconds: nonNegativeSeconds.default(2),
     max_replica_lag_seconds: nonNegativeSeconds.default(30),
     fallback_to_primary: z.boolean().default(true),

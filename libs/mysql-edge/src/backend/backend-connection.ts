@@ -1,7 +1,8 @@
-// Handling of backend connections: commands written by the session that borrowed the connection,
-// responses framed and tracked to their end without decoding rows, forwarded packets handed over
-// as slices of the socket's read buffer (one batch per chunk), and the connection's own state
-// (replayed session settings, prepared statements, whether it needs a reset before reuse).
+// Handling of backend connections: commands written by the sessions that borrowed the connection
+// (one, or several whose autocommit reads are pipelined), responses framed and tracked to their end
+// in order without decoding rows, each routed to the session that wrote its command, forwarded
+// packets handed over as slices of the socket's read buffer (one batch per chunk and session), and
+// the connection's own state (replayed session settings, prepared statements, reset before reuse).
 import type { Socket } from 'node:net';
 import {
   Command,
@@ -80,19 +81,26 @@ export class BackendConnection {
   private runEnd = -1;
   /** Forwarded bytes of this chunk, handed to the borrower in one call (reused array). */
   private readonly out: Buffer[] = [];
-  private sink: ResponseSink | null = null;
-  // Outstanding responses, in order: command byte, mode and caller's tag.
+  /** Whose forwarded bytes `out` holds. */
+  private outSink: ResponseSink | null = null;
+  /** The sessions using the connection (more than one only while reads are pipelined). */
+  private readonly holders: ResponseSink[] = [];
+  // Outstanding responses, in order: command byte, mode, caller's tag and who receives it.
   private readonly commands: number[] = [];
   private readonly modes: Mode[] = [];
   private readonly tags: number[] = [];
+  private readonly sinks: ResponseSink[] = [];
   private head = 0;
   private begun = false;
   private readonly doneTags: number[] = [];
   private readonly doneSummaries: ResponseSummary[] = [];
+  private readonly doneSinks: ResponseSink[] = [];
   private lastSeq = -1;
   /** Client statement id written into a forwarded COM_STMT_PREPARE response (-1: none). */
   rewriteStatementId = -1;
   private failure: DbproxyError | null = null;
+  /** Commands held for one write at the end of this event-loop turn (see queue). */
+  private batch: Buffer[] | null = null;
   private readonly onPacket = (packet: MysqlPacket): void => this.handlePacket(packet);
 
   constructor(
@@ -129,34 +137,62 @@ export class BackendConnection {
     return this.commands.length - this.head;
   }
 
-  /** A session borrows the connection: responses go to `sink` until release(). */
+  /** A session borrows the connection (again: no change); it is busy until the last holder detaches. */
   attach(sink: ResponseSink, reason: string): void {
+    if (this.holders.includes(sink)) return;
+    this.holders.push(sink);
+    if (this.state !== 'ready') return;
     this.options.states.move(this.id, this.state, 'busy', reason);
     this.state = 'busy';
-    this.sink = sink;
   }
 
-  /** The session is done with it (all responses ended). */
-  detach(reason: string): void {
-    this.sink = null;
-    if (this.state !== 'busy') return;
+  /** `sink` is done with it (its responses ended or were abandoned). */
+  detach(sink: ResponseSink, reason: string): void {
+    const at = this.holders.indexOf(sink);
+    if (at >= 0) this.holders.splice(at, 1);
+    if (this.state !== 'busy' || this.holders.length > 0) return;
     this.options.states.move(this.id, 'busy', 'ready', reason);
     this.state = 'ready';
   }
 
-  /** Registers the response to one command about to be written; commands without a response are not registered. */
-  expect(command: number, mode: Mode, tag: number): void {
+  /** Registers the response to one command about to be written, for `sink`; commands without a response are not registered. */
+  expect(command: number, mode: Mode, tag: number, sink: ResponseSink): void {
     this.commands.push(command);
     this.modes.push(mode);
     this.tags.push(tag);
+    this.sinks.push(sink);
+  }
+
+  /**
+   * `sink` gives up its outstanding responses (timeout, client gone) while other sessions' commands
+   * share the connection: they are read and dropped so the responses behind them still reach theirs.
+   */
+  abandon(sink: ResponseSink): void {
+    for (let i = this.head; i < this.sinks.length; i++) {
+      if (this.sinks[i] !== sink) continue;
+      this.sinks[i] = DISCARD;
+      this.modes[i] = Mode.Swallow;
+    }
+    if (this.head < this.sinks.length && this.sinks[this.head] === DISCARD) this.lastSeq = -1;
+    this.detach(sink, 'abandoned');
+  }
+
+  /** Sequence id of the last packet forwarded to `sink` in the response being read (-1: none). */
+  lastSeqOf(sink: ResponseSink): number {
+    return this.head < this.sinks.length && this.sinks[this.head] === sink ? this.lastSeq : -1;
   }
 
   write(bytes: Buffer): void {
+    if (this.batch !== null || this.holders.length > 1) return this.queue(bytes);
     writeDirect(this.socket, this.fd, bytes);
   }
 
   /** Several buffers in one syscall. */
   writev(parts: readonly Buffer[]): void {
+    if (this.batch !== null || this.holders.length > 1) {
+      for (const part of parts) this.queue(part);
+      return;
+    }
     if (parts.length === 1) {
       writeDirect(this.socket, this.fd, parts[0] as Buffer);
       return;
@@ -165,6 +201,26 @@ export class BackendConnection {
     for (const part of parts) this.socket.write(part);
     this.socket.uncork();
   }
+
+  /**
+   * While sessions share the connection (pipelined reads), the commands written during one turn of
+   * the event loop go out together after it: one system call, and one read for the server, instead
+   * of one per session.
+   */
+  private queue(bytes: Buffer): void {
+    if (this.batch === null) {
+      this.batch = [];
+      setImmediate(this.flushBatch);
+    }
+    this.batch.push(bytes);
+  }
+
+  private readonly flushBatch = (): void => {
+    const batch = this.batch as Buffer[];
+    this.batch = null;
+    if (this.state === 'closed') return;
+    writeDirect(this.socket, this.fd, batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
+  };
 
   pauseReading(): void {
     this.socket.pause();
@@ -182,22 +238,20 @@ export class BackendConnection {
   reset(): Promise<void> {
     if (!this.dirty) return RESOLVED;
     return new Promise<void>((resolve, reject) => {
-      this.expect(Command.ResetConnection, Mode.Swallow, RESET_TAG);
-      this.attach(
-        {
-          deliver: () => undefined,
-          responseEnd: (_tag, summary) => {
-            if (summary.err) return reject(MysqlEdgeErrors.backendProtocol(this.backend, `reset: ${summary.err.code} ${summary.err.message}`));
-            this.detach('reset');
-            this.statements.clear();
-            this.charsetKey = collationKey(BACKEND_COLLATION);
-            this.dirty = false;
-            resolve();
-          },
-          connectionFailed: (err) => reject(err),
+      const sink: ResponseSink = {
+        deliver: () => undefined,
+        responseEnd: (_tag, summary) => {
+          if (summary.err) return reject(MysqlEdgeErrors.backendProtocol(this.backend, `reset: ${summary.err.code} ${summary.err.message}`));
+          this.detach(sink, 'reset');
+          this.statements.clear();
+          this.charsetKey = collationKey(BACKEND_COLLATION);
+          this.dirty = false;
+          resolve();
         },
-        'reset',
-      );
+        connectionFailed: (err) => reject(err),
+      };
+      this.expect(Command.ResetConnection, Mode.Swallow, RESET_TAG, sink);
+      this.attach(sink, 'reset');
       this.write(RESET_PACKET);
     });
   }
@@ -217,17 +271,25 @@ export class BackendConnection {
     return true;
   }
 
-  /** Fails the connection: closed, and the borrower (if responses are outstanding) is told. */
+  /**
+   * Fails the connection: closed; responses that ended in the chunk being read are delivered, then
+   * every session still holding it with responses outstanding is told (the one being read with its
+   * last sequence id).
+   */
   fail(err: DbproxyError): void {
     if (this.failure) return;
     this.failure = err;
-    const sink = this.sink;
-    const outstanding = this.outstanding > 0;
-    this.close(err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'failed');
-    if (sink && outstanding) {
-      this.commands.length = this.modes.length = this.tags.length = this.head = 0;
-      sink.connectionFailed(err, this.lastSeq);
+    const waiting: ResponseSink[] = [];
+    for (let i = this.head; i < this.sinks.length; i++) {
+      const sink = this.sinks[i] as ResponseSink;
+      // a session that let go of the connection (timeout, client gone) is past its command
+      if (this.holders.includes(sink) && !waiting.includes(sink)) waiting.push(sink);
     }
+    const headSink = this.head < this.sinks.length ? this.sinks[this.head] : null;
+    this.commands.length = this.modes.length = this.tags.length = this.sinks.length = this.head = 0;
+    this.close(err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'failed');
+    this.endResponses();
+    for (const sink of waiting) sink.connectionFailed(err, sink === headSink ? this.lastSeq : -1);
   }
 
   private onData(chunk: Buffer): void {
@@ -240,26 +302,40 @@ export class BackendConnection {
       return;
     }
     this.flushOut();
-    const sink = this.sink;
+    if (this.doneTags.length > 0) this.endResponses();
+  }
+
+  /** Tells each session whose response ended in this chunk (after its bytes were handed over). */
+  private endResponses(): void {
     const done = this.doneTags.length;
-    if (done === 0 || sink === null) return;
-    for (let i = 0; i < done; i++) sink.responseEnd(this.doneTags[i] as number, this.doneSummaries[i] as ResponseSummary);
-    this.doneTags.length = 0;
-    this.doneSummaries.length = 0;
+    for (let i = 0; i < done; i++) {
+      const sink = this.doneSinks[i] as ResponseSink;
+      if (this.holders.includes(sink)) sink.responseEnd(this.doneTags[i] as number, this.doneSummaries[i] as ResponseSummary);
+    }
+    this.doneTags.length = this.doneSummaries.length = this.doneSinks.length = 0;
   }
 
   /** Hands the forwarded bytes of this chunk over: the chunk itself when it was all forwarded. */
   private flushOut(): void {
-    this.closeRun();
+    this.handOver();
     this.chunk = null;
+  }
+
+  /** Delivers the forwarded bytes collected so far to the session they belong to. */
+  private handOver(): void {
+    this.closeRun();
     const out = this.out;
     if (out.length === 0) return;
-    this.sink?.deliver(out);
+    this.outSink?.deliver(out);
     out.length = 0;
   }
 
   /** Forwards a packet: extends the run when it follows the last one in the same chunk (no allocation). */
-  private forward(wire: Buffer): void {
+  private forward(wire: Buffer, sink: ResponseSink): void {
+    if (sink !== this.outSink) {
+      this.handOver();
+      this.outSink = sink;
+    }
     const chunk = this.chunk;
     // chunks and reassembled packets may share Buffer's pool: the offsets must lie within the chunk too
     const start = chunk === null ? -1 : wire.byteOffset - chunk.byteOffset;
@@ -297,7 +373,7 @@ export class BackendConnection {
       if (step.role === 'prepare-ok' && this.rewriteStatementId >= 0) packet.wire.writeUInt32LE(this.rewriteStatementId, 5);
       if (step.role === 'local-infile') this.refuseLocalInfile(packet);
       else {
-        this.forward(packet.wire);
+        this.forward(packet.wire, this.sinks[head] as ResponseSink);
         this.lastSeq = packet.lastSequenceId;
       }
       if (tracker.summary.limitExceeded !== null) throw MysqlEdgeErrors.resultTooLarge(this.options.maxResultBytes);
@@ -305,10 +381,12 @@ export class BackendConnection {
     if (!step.complete) return;
     this.doneTags.push(this.tags[head] as number);
     this.doneSummaries.push(tracker.summary);
+    this.doneSinks.push(this.sinks[head] as ResponseSink);
     this.begun = false;
+    this.lastSeq = -1;
     this.head = head + 1;
     if (this.head === this.commands.length) {
-      this.commands.length = this.modes.length = this.tags.length = 0;
+      this.commands.length = this.modes.length = this.tags.length = this.sinks.length = 0;
       this.head = 0;
     }
   }
@@ -318,15 +396,12 @@ export class BackendConnection {
     this.socket.write(Buffer.from([0, 0, 0, (packet.lastSequenceId + 1) & 0xff]));
   }
 
-  /** Sequence id of the last packet forwarded in the current exchange (-1 before any). */
-  takeLastSeq(): number {
-    const seq = this.lastSeq;
-    this.lastSeq = -1;
-    return seq;
-  }
 }
 
 const RESOLVED = Promise.resolve();
+
+/** Receives the responses of abandoned commands: read to their end and dropped. */
+const DISCARD: ResponseSink = { deliver: () => undefined, responseEnd: () => undefined, connectionFailed: () => undefined };
 
 function statementClose(id: number): Buffer {
   const buf = Buffer.from([5, 0, 0, 0, Command.StmtClose, 0, 0, 0, 0]);

@@ -1,10 +1,12 @@
 // Running one client command on a backend connection: borrow (or reuse the pinned) connection,
 // replay the session's schema and character set when the connection differs, prepare a statement
 // lazily where an execute lands, forward the response as it streams, then decide what the
-// connection is now: released (reset if needed), pinned, or lost.
+// connection is now: released (reset if needed), pinned, parked, or lost. With pipeline_depth > 1
+// an autocommit read may instead share a lent connection with other sessions' reads (pipelines.ts).
 import type { Span } from '@opentelemetry/api';
 import type { Lease } from '@dbproxy/pool';
 import type { ConnectionPool, ParkedHolder } from '../backend/parked-leases';
+import type { SharedLending } from '../backend/pipelines';
 import { Command, ServerStatus, hasFlag, type ErrPacket, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { Classification } from '@dbproxy/sql';
 import { DbproxyError } from '@dbproxy/util';
@@ -45,6 +47,8 @@ const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit
 export class BackendExchange implements ResponseSink, ParkedHolder {
   private lease: Lease<BackendConnection> | null = null;
   private conn: BackendConnection | null = null;
+  /** The shared lending the command runs on (pipelined reads); its lease is then not `lease`. */
+  private lending: SharedLending | null = null;
   /** Why the session holds its connection across statements; null when it borrows per statement. */
   pin: PinCause | null = null;
   /** The epoch the pinned session keeps until the pin ends. */
@@ -120,6 +124,14 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       this.conn = lease.connection;
       return this.begin();
     }
+    const depth = owner.epoch.limits.pipelineDepth;
+    const lending = depth > 1 && plan.pipelinable === true ? edge.pipelines.join(pool, depth, this.fits) : undefined;
+    if (lending !== undefined) {
+      this.lending = lending;
+      this.conn = lending.connection;
+      edge.metrics.pipelined.inc();
+      return this.begin();
+    }
     owner.waiting();
     const waiter = (this.waiter = new AbortController());
     pool.acquire({ reserved, signal: waiter.signal }).then(
@@ -146,6 +158,15 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     );
   }
 
+  /** A shared connection this command can join: nothing to replay, its statement prepared there. */
+  private readonly fits = (conn: BackendConnection): boolean => {
+    const owner = this.owner;
+    if (conn.charsetKey !== owner.charsetKey || (owner.schema !== null && conn.schema !== owner.schema)) return false;
+    if (this.kind === 'query') return true;
+    const statement = this.statement;
+    return this.kind === 'execute' && statement !== null && statement.longData === null && conn.statements.get(statement.entry) !== undefined;
+  };
+
   /** Connection in hand: replay settings that differ, then the command itself. */
   private begin(): void {
     const conn = this.conn as BackendConnection;
@@ -165,13 +186,13 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const schema = owner.schema;
     if (schema !== null && conn.schema !== schema && this.kind !== 'init-db') {
       parts.push(initDbPacket(schema));
-      conn.expect(Command.InitDb, Mode.Swallow, TAG_SCHEMA);
+      conn.expect(Command.InitDb, Mode.Swallow, TAG_SCHEMA, this);
       this.schemaSent = schema;
       this.pendingPreludes++;
     }
     if (conn.charsetKey !== owner.charsetKey) {
       parts.push(queryPacket(owner.charsetStatement()));
-      conn.expect(Command.Query, Mode.Swallow, TAG_CHARSET);
+      conn.expect(Command.Query, Mode.Swallow, TAG_CHARSET, this);
       this.charsetSent = owner.charsetKey;
       this.pendingPreludes++;
     }
@@ -193,7 +214,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         const bs = conn.statements.get(statement.entry);
         if (bs === undefined) {
           parts.push(preparePacket(statement.text));
-          conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE);
+          conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE, this);
           return this.flush(conn);
         }
         if (statement.longData) {
@@ -217,7 +238,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       default:
         parts.push(packet.wire);
     }
-    conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN);
+    conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN, this);
+    if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && this.owner.epoch.limits.pipelineDepth > 1) {
+      this.lending = this.owner.edge.pipelines.open(this.lease);
+      this.lease = null;
+    }
     this.flush(conn);
   }
 
@@ -260,7 +285,6 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   private complete(conn: BackendConnection, summary: ResponseSummary): void {
     conn.rewriteStatementId = -1;
-    conn.takeLastSeq();
     const ok = summary.err === null;
     const c = this.classification;
     const kind = this.kind;
@@ -270,7 +294,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (!ok) this.owner.edge.metrics.errors.inc({ code: String((summary.err as ErrPacket).code) });
     this.span?.setAttribute('dbproxy.rows', summary.rows);
     if (!ok) this.span?.setStatus({ code: 2, message: (summary.err as ErrPacket).message });
-    this.updatePin(ok, (kind === 'query' || kind === 'execute') && holdsTransaction(summary));
+    const holds = (kind === 'query' || kind === 'execute') && holdsTransaction(summary);
+    // a shared connection is never pinned: should a pipelined read leave a transaction open, it is closed once free
+    if (this.lending !== null) {
+      if (holds) this.owner.edge.pipelines.retire(this.lending);
+    } else this.updatePin(ok, holds);
     this.finish(false, null);
   }
 
@@ -302,9 +330,30 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.packet = null;
     this.span?.end();
     this.span = null;
-    if (closeReason !== null) this.release(false, closeReason);
+    const reason = this.lending === null ? closeReason : this.leaveLending(closeReason);
+    if (reason === SHARED) {
+      // others' commands still run on the connection: the last of them returns it
+    } else if (reason !== null) this.release(false, reason);
     else if (this.pin === null && !this.park()) this.release(true, 'released');
     this.owner.commandDone(fatal);
+  }
+
+  /**
+   * Leaves the shared lending: SHARED while other sessions' commands still run on its connection;
+   * otherwise the lease is this exchange's to return, with the reason to close it (null: reusable).
+   */
+  private leaveLending(closeReason: string | null): string | null {
+    const lending = this.lending as SharedLending;
+    const pipelines = this.owner.edge.pipelines;
+    this.lending = null;
+    if (closeReason !== null) pipelines.retire(lending);
+    (this.conn as BackendConnection).detach(this, 'pipelined');
+    if (!pipelines.leave(lending)) {
+      this.conn = null;
+      return SHARED;
+    }
+    this.lease = lending.lease;
+    return closeReason ?? (lending.reusable ? null : 'pipeline-abandoned');
   }
 
   /** Keeps a clean connection for this session's next statement, when its pool is not short of connections. */
@@ -315,7 +364,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (lease === null || conn === null || lease.reserved || conn.dirty || !conn.alive || edge.draining) return false;
     const pool = lease.pool;
     if (!pool.isOpen || pool.pressure() >= 1 || conn.age() > pool.options.maxLifetimeMs) return false;
-    conn.detach('parked');
+    conn.detach(this, 'parked');
     this.parkedPool = pool;
     this.parkedAt = edge.clock.now;
     edge.parked.park(pool, this);
@@ -346,7 +395,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     // a transaction still open (the session left mid-way) must be rolled back before reuse
     if (conn && this.inTransaction) conn.dirty = true;
     this.inTransaction = false;
-    if (conn) conn.detach(reason);
+    if (conn) conn.detach(this, reason);
     if (lease && !lease.released) lease.pool.release(lease, reusable ? REUSABLE : { reusable: false, reason });
   }
 
@@ -381,8 +430,13 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       return this.fail(err, -1, false);
     }
     const conn = this.conn;
-    const lastSeq = conn ? conn.takeLastSeq() : -1;
-    conn?.detach('timeout');
+    const lastSeq = conn ? conn.lastSeqOf(this) : -1;
+    if (this.lending !== null && conn !== null) {
+      // other sessions' reads share the connection: this one's response is dropped when it comes, and the connection closes after the last
+      conn.abandon(this);
+      return this.fail(err, lastSeq);
+    }
+    conn?.detach(this, 'timeout');
     conn?.close('query-timeout');
     this.fail(err, lastSeq);
   }
@@ -398,11 +452,18 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.span = null;
     this.pin = null;
     this.pinnedEpoch = null;
+    if (this.lending !== null) {
+      if (busy) (this.conn as BackendConnection).abandon(this);
+      const reason = this.leaveLending(busy ? 'client-gone' : null);
+      if (reason === SHARED) return;
+      return this.release(reason === null, reason ?? 'session-end');
+    }
     this.release(!busy, busy ? 'client-gone' : 'session-end');
   }
 }
 
 const RESERVED = { reserved: true };
+const SHARED = 'shared';
 const ORDINARY = {};
 const REUSABLE = { reusable: true };
 

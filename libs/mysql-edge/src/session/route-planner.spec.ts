@@ -75,3 +75,21 @@ describe('leavesUntrackedState', () => {
     expect(leavesUntrackedState(router.route(sql).classification)).toBe(dirty);
   });
 });
+
+describe('pipelinable (pipeline_depth)', () => {
+  it.each([
+    ['SELECT c FROM sbtest1 WHERE id = 1', {}, true],
+    ['SELECT a FROM t', { readAfterWrite: true }, true],
+    ['SELECT a FROM t', { listener: 'read_only' as const }, true],
+    ['SELECT * FROM t FOR UPDATE', {}, false],
+    ['SELECT LAST_INSERT_ID()', {}, false],
+    ['SELECT @x', {}, false],
+    ['SELECT GET_LOCK(\'a\', 1)', {}, false],
+    ['INSERT INTO t VALUES (1)', {}, false],
+    ['BEGIN', {}, false],
+    ['BEGIN', { listener: 'read_only' as const }, false],
+    ['SET NAMES utf8mb4', {}, false],
+  ])('%s (%j) → %s', (sql, ctx, pipelinable) => {
+    expect((plan(sql, ctx) as { pipelinable?: boolean }).pipelinable === true).toBe(pipelinable);
+  });
+});

@@ -23,6 +23,8 @@ export interface Plan {
   readonly shard: string;
   /** Opens the read-after-write window when it succeeds on the primary. */
   readonly write: boolean;
+  /** A single replica-safe read leaving no state: it may be queued behind other sessions' reads (pipeline_depth). */
+  readonly pipelinable?: boolean;
 }
 
 export interface PlanContext {
@@ -72,14 +74,15 @@ export function planStatement(route: SqlRoute, ctx: PlanContext): PlanResult {
   if (typeof shard !== 'string') return shard;
   const pin = pinCauseOf(c);
   const write = c.family === 'write' || c.family === 'ddl';
+  const pipelinable = route.replicaEligible && pin === null && c.statementCount === 1 && !leavesUntrackedState(c);
   if (ctx.listener === 'read_only') {
     if (write || (c.statementCount > 1 && !c.replicaSafe)) return MysqlEdgeErrors.readOnly(c.command.toUpperCase());
-    return { role: 'replica', reserved: false, pin, label: 'replica', shard, write: false };
+    return { role: 'replica', reserved: false, pin, label: 'replica', shard, write: false, pipelinable };
   }
   if (pin !== null) return { role: 'primary', reserved: true, pin, label: 'primary', shard, write };
   if (route.replicaEligible) {
-    if (ctx.readAfterWrite) return { role: 'primary', reserved: false, pin: null, label: 'read_after_write', shard, write: false };
-    return { role: 'replica', reserved: false, pin: null, label: 'replica', shard, write: false };
+    if (ctx.readAfterWrite) return { role: 'primary', reserved: false, pin: null, label: 'read_after_write', shard, write: false, pipelinable };
+    return { role: 'replica', reserved: false, pin: null, label: 'replica', shard, write: false, pipelinable };
   }
   return { role: 'primary', reserved: false, pin: null, label: 'primary', shard, write };
 }

@@ -116,7 +116,7 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   const route = statement.fixedRoute ?? epoch.router.routePrepared(statement.prepared, parameterValues(s, p, statement.paramCount, statement.types, statement.longDataParams));
   let planned = plan(s, route);
   if (!isPlan(planned)) return s.fail(planned, 1);
-  if ((p.payload[5] as number) & CURSOR_FLAGS && !s.pinned) planned = { ...planned, pin: 'cursor', reserved: planned.role === 'primary' };
+  if ((p.payload[5] as number) & CURSOR_FLAGS && !s.pinned) planned = { ...planned, pin: 'cursor', reserved: planned.role === 'primary', pipelinable: false };
   const ex = s.exchange();
   ex.plan = planned;
   ex.classification = route.classification;
