@@ -103,6 +103,23 @@ export class PgBackendConnection {
   }
 
   /**
+   * While units are pipelined, what they write during one turn of the event loop leaves in one
+   * system call after it (the socket is corked until then).
+   */
+  holdWrites(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    setImmediate(this.releaseWrites);
+  }
+
+  private corked = false;
+  private readonly releaseWrites = (): void => {
+    this.corked = false;
+    this.socket.uncork();
+  };
+
+  /**
    * `consumer` gives up its answers while others are queued behind it: they are read and dropped
    * up to its ReadyForQuery, then `done` runs. False when it is not queued (nothing to drop).
    */

@@ -245,6 +245,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (!this.machine.is('running')) this.machine.transition(this.machine.state, 'running', 'dispatch');
     if (this.relay.pending === 0) this.relay.reset();
     conn.attach(this.backendSide);
+    if (conn.shared) conn.holdWrites();
     emit(this.toBackend, this.relay.expectations);
     this.toBackend.flush(conn.stream);
     this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
