@@ -22,22 +22,35 @@ const asRecord = (message: unknown): Record<string, unknown> => (message !== nul
 /** Subscribes the process's logger and metrics to every library channel; returns an unsubscribe. */
 export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry): () => void {
   const dropped = metrics.counter({ name: 'dbproxy_bus_messages_dropped_total', help: 'Bus messages dropped: malformed, failed handler or undeliverable', labelNames: ['reason'] });
-  const transitions = metrics.counter({ name: 'dbproxy_state_transitions_total', help: 'State machine transitions by kind and target state', labelNames: ['kind', 'to'] });
+  // Transitions come several per query: each is an add to a plain number, handed to the counter
+  // when Prometheus reads it, instead of prom-client hashing a label set per transition.
+  const counts = new Map<string, Map<string, { n: number }>>();
+  metrics.counter({
+    name: 'dbproxy_state_transitions_total',
+    help: 'State machine transitions by kind and target state',
+    labelNames: ['kind', 'to'],
+    collect() {
+      for (const [kind, byTarget] of counts) {
+        for (const [to, cell] of byTarget) {
+          if (cell.n === 0) continue;
+          this.inc({ kind, to }, cell.n);
+          cell.n = 0;
+        }
+      }
+    },
+  });
 
   const onDropped = (message: unknown) => {
     const m = asRecord(message) as DroppedMessage;
     dropped.inc({ reason: String(m.reason ?? 'unknown').split(':')[0] });
     logger.warn({ subject: m.subject, reason: m.reason }, 'bus message dropped');
   };
-  // Transitions come several per query: each (kind, to) pair's counter child is looked up once,
-  // so counting one is a map lookup and an add instead of prom-client hashing a label set.
-  const children = new Map<string, Map<string, { inc(): void }>>();
   const countTransition = (kind: string, to: string) => {
-    let byTarget = children.get(kind);
-    if (byTarget === undefined) children.set(kind, (byTarget = new Map()));
-    let child = byTarget.get(to);
-    if (child === undefined) byTarget.set(to, (child = transitions.labels({ kind, to })));
-    child.inc();
+    let byTarget = counts.get(kind);
+    if (byTarget === undefined) counts.set(kind, (byTarget = new Map()));
+    const cell = byTarget.get(to);
+    if (cell === undefined) byTarget.set(to, { n: 1 });
+    else cell.n++;
   };
   const onTransition = (message: unknown) => {
     const m = asRecord(message) as StateTransition;

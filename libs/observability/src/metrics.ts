@@ -20,10 +20,10 @@ export class MetricsRegistry {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  counter<L extends string>(spec: MetricSpec<L>): Counter<L> {
+  counter<L extends string>(spec: MetricSpec<L> & { collect?: (this: Counter<L>) => void }): Counter<L> {
     const existing = this.registry.getSingleMetric(spec.name);
     if (existing) return existing as Counter<L>;
-    return new Counter({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [this.registry] });
+    return new Counter({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [this.registry], ...(spec.collect ? { collect: spec.collect } : {}) });
   }
 
   gauge<L extends string>(spec: MetricSpec<L> & { collect?: (this: Gauge<L>) => void }): Gauge<L> {

@@ -16,7 +16,7 @@ import { errorMessage } from '@dbproxy/util';
 import type { BackendConfig } from '../backend-directory';
 import { openBackendSocket } from '../backend-socket';
 import { PgEdgeErrors } from '../errors';
-import { ByteReader } from '@dbproxy/runtime';
+import { ByteReader, descriptorOf } from '@dbproxy/runtime';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const BackendCode = BackendCodeExport;
 
@@ -52,6 +52,8 @@ export class PgBackendConnection {
   private readonly holders: BackendConsumer[] = [];
   private readonly framer: PgFramer;
   private idleStatus = 0x49; // 'I'
+  /** The socket's descriptor for direct writes (SliceWriter.flush); -1 over TLS. */
+  fd = -1;
   /** Where the socket's reads go: the startup exchange, then `steady` (frames to the holder). */
   private onBytes: (chunk: Buffer) => void = () => undefined;
 
@@ -71,7 +73,10 @@ export class PgBackendConnection {
     const conn = new PgBackendConnection(config.name, address, socket, options.maxMessageSize);
     const received = (chunk: Buffer) => conn.onBytes(chunk);
     if (config.tls.enabled) socket.on('data', received);
-    else reader.sink = received;
+    else {
+      reader.sink = received;
+      conn.fd = descriptorOf(socket);
+    }
     try {
       await conn.startup(config, options);
     } catch (err) {

@@ -1,6 +1,7 @@
 // Batches frames for one socket write per tick: adjacent slices of the same read buffer merge back
 // into one slice (zero-copy), several pieces go out corked as one writev (DESIGN §5).
 import type { Socket } from 'node:net';
+import { writeDirect } from '@dbproxy/runtime';
 
 export class SliceWriter {
   private pieces: Buffer[] = [];
@@ -42,19 +43,23 @@ export class SliceWriter {
     this.pending = 0;
   }
 
-  /** Writes what was added; returns false when the socket asks the writer to wait for 'drain'. */
-  flush(socket: Socket): boolean {
+  /**
+   * Writes what was added; returns false when the socket asks the writer to wait for 'drain'. With
+   * the socket's descriptor (`fd`, plain TCP), one piece goes out with one write(2) past the stream
+   * layer unless the socket is corked or already has bytes queued (writeDirect, @dbproxy/runtime).
+   */
+  flush(socket: Socket, fd = -1): boolean {
     if (this.pending === 0) return true;
     if (this.pieces.length === 0 && this.tail !== undefined) {
       // The common case: one slice (or adjacent slices of one read), one write, no arrays.
       const only = this.closeTail(this.tail);
       this.tail = undefined;
       this.pending = 0;
-      return socket.destroyed || socket.write(only);
+      return socket.destroyed || writeOne(socket, fd, only);
     }
     const pieces = this.take();
     if (socket.destroyed) return true;
-    if (pieces.length === 1) return socket.write(pieces[0]);
+    if (pieces.length === 1) return writeOne(socket, fd, pieces[0] as Buffer);
     socket.cork();
     let ok = true;
     for (const piece of pieces) ok = socket.write(piece) && ok;
@@ -74,4 +79,8 @@ export class SliceWriter {
   private closeTail(tail: Buffer): Buffer {
     return this.tailEnd === tail.length ? tail : Buffer.from(tail.buffer, tail.byteOffset, this.tailEnd);
   }
+}
+
+function writeOne(socket: Socket, fd: number, buf: Buffer): boolean {
+  return fd >= 0 && !socket.writableCorked ? writeDirect(socket, fd, buf) : socket.write(buf);
 }

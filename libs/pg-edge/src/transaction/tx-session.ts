@@ -1,6 +1,7 @@
 // A transaction-mode session: units of work (a simple query, or an extended batch up to Sync) run
 // on pooled connections; BEGIN reserves one until the transaction ends, session state pins one for
 // life; a lost pinned connection poisons the session. One transition() per state change.
+import { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
 import { BackendCode as BackendCodeExport, FrontendCode as FrontendCodeExport, type Frame } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
@@ -12,7 +13,7 @@ import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
-import { StateMachine } from '@dbproxy/runtime';
+import { descriptorOf, StateMachine } from '@dbproxy/runtime';
 import type { BackendConsumer } from './backend-connection';
 import type { PgLease } from './backend-pools';
 import { BatchPlan, emitQuery, emitRefusal, refusalBytes } from './batch-plan';
@@ -59,6 +60,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private cancelWhileWaiting = false;
   private readonly router: SqlRouter;
   private readonly routeCounters: RouteCounters;
+  /** The client socket's descriptor for direct writes; -1 over TLS. */
+  private readonly clientFd: number;
   private readonly spans: UnitSpan;
   private readonly clientSide: InboxHandler = {
     onFrame: (frame) => this.onClientFrame(frame),
@@ -86,6 +89,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.router = shared.router(epoch);
     this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router));
     this.routeCounters = routeCounters(edge.metrics, listener);
+    this.clientFd = client instanceof TLSSocket ? -1 : descriptorOf(client);
     this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes }, this);
     this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
     this.key = edge.cancelKeys.issue(() => this.cancelRequested());
@@ -247,7 +251,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     conn.attach(this.backendSide);
     if (conn.shared) conn.holdWrites();
     emit(this.toBackend, this.relay.expectations);
-    this.toBackend.flush(conn.stream);
+    this.toBackend.flush(conn.stream, conn.fd);
     this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
     this.shared.running.add(this);
     if (this.relay.pending === 0) this.drained();
@@ -383,7 +387,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private flushClient(): void {
     const out = this.relay.out;
     if (out.empty) return;
-    if (out.flush(this.client) || !this.lease) return;
+    if (out.flush(this.client, this.clientFd) || !this.lease) return;
     const stream = this.lease.connection.stream;
     stream.pause();
     this.client.once('drain', () => stream.resume());
