@@ -158,3 +158,26 @@ it('never queues writes or transactions: a transaction keeps one connection and 
   expect(await Promise.all(reads)).toEqual([1, 1, 1, 1, 1, 1]);
   await endAll([...readers, tx]);
 });
+
+it('lets a write waiting for a connection through while reads keep joining: each lending takes at most pipeline_depth reads', async () => {
+  const readers = await connectMany(8);
+  const writer = await edge.connect({ database: 'app' });
+  let reading = true;
+  const loops = readers.map(async (c) => {
+    let n = 0;
+    while (reading) {
+      await valueOf(c, 'SELECT 1 AS n, SLEEP(0.02) AS s');
+      n++;
+    }
+    return n;
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  const started = Date.now();
+  await writer.execute('INSERT INTO log VALUES (?, ?)', [777, 1]);
+  const waited = Date.now() - started;
+  reading = false;
+  const reads = await Promise.all(loops);
+  expect(waited).toBeLessThan(1000); // a few lendings' worth of 20 ms reads, not until the readers stop
+  for (const n of reads) expect(n).toBeGreaterThan(0);
+  await endAll([...readers, writer]);
+});

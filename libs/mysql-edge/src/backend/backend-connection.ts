@@ -222,12 +222,22 @@ export class BackendConnection {
     writeDirect(this.socket, this.fd, batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
   };
 
+  /** A client reading slower than the backend sends paused it (no session joins a paused connection). */
+  paused = false;
+
   pauseReading(): void {
+    this.paused = true;
     this.socket.pause();
   }
 
   resumeReading(): void {
+    this.paused = false;
     this.socket.resume();
+  }
+
+  /** More than one session's commands are on it (pipelined reads). */
+  get shared(): boolean {
+    return this.holders.length > 1;
   }
 
   /**
@@ -289,7 +299,11 @@ export class BackendConnection {
     this.commands.length = this.modes.length = this.tags.length = this.sinks.length = this.head = 0;
     this.close(err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'failed');
     this.endResponses();
-    for (const sink of waiting) sink.connectionFailed(err, sink === headSink ? this.lastSeq : -1);
+    for (const sink of waiting) {
+      if (!this.holders.includes(sink)) continue; // it ended while the responses above were handled
+      if (sink === headSink) sink.connectionFailed(err, this.lastSeq);
+      else sink.connectionFailed(err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? MysqlEdgeErrors.backendLost(this.backend, 'another session\'s result on the shared connection was too large') : err, -1);
+    }
   }
 
   private onData(chunk: Buffer): void {

@@ -14,6 +14,8 @@ import type { ConnectionPool } from './parked-leases';
 export class SharedLending {
   /** Sessions whose command runs on the connection now. */
   units = 1;
+  /** Sessions that ran on it during this lending: at `depth` nobody joins any more, so it goes back to the pool. */
+  joined = 1;
   /** False once a session gave up a command mid-way: the connection closes when the last one leaves. */
   reusable = true;
 
@@ -40,8 +42,10 @@ export class Pipelines {
   }
 
   /**
-   * The lending of a saturated pool with the fewest sessions, below `depth`, whose connection `fits`
-   * the command (same schema and character set, statement prepared there); it counts one more.
+   * The lending of a saturated pool with the fewest sessions whose connection `fits` the command
+   * (same schema and character set, statement prepared there); it counts one more. A lending takes
+   * at most `depth` sessions in all, then stops taking joiners: its connection then goes back to the
+   * pool when they are done, so waiting writes and transactions get their turn.
    */
   join(pool: ConnectionPool, depth: number, fits: (conn: BackendConnection) => boolean): SharedLending | undefined {
     if (!pool.saturated) return undefined;
@@ -49,10 +53,12 @@ export class Pipelines {
     if (list === undefined) return undefined;
     let best: SharedLending | undefined;
     for (const lending of list) {
-      if (lending.units >= depth || (best !== undefined && lending.units >= best.units)) continue;
+      if (lending.joined >= depth || (best !== undefined && lending.units >= best.units)) continue;
       if (lending.connection.alive && fits(lending.connection)) best = lending;
     }
-    if (best !== undefined) best.units++;
+    if (best === undefined) return undefined;
+    best.units++;
+    if (++best.joined >= depth) this.forget(best);
     return best;
   }
 

@@ -161,7 +161,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** A shared connection this command can join: nothing to replay, its statement prepared there. */
   private readonly fits = (conn: BackendConnection): boolean => {
     const owner = this.owner;
-    if (conn.charsetKey !== owner.charsetKey || (owner.schema !== null && conn.schema !== owner.schema)) return false;
+    if (conn.dirty || conn.paused || conn.charsetKey !== owner.charsetKey || (owner.schema !== null && conn.schema !== owner.schema)) return false;
     if (this.kind === 'query') return true;
     const statement = this.statement;
     return this.kind === 'execute' && statement !== null && statement.longData === null && conn.statements.get(statement.entry) !== undefined;
@@ -252,6 +252,8 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   responseEnd(tag: number, summary: ResponseSummary): void {
     const conn = this.conn as BackendConnection;
+    // a setup response that ended just before the connection failed: the command itself cannot run
+    if (tag !== TAG_MAIN && !conn.alive) return this.connectionFailed(MysqlEdgeErrors.backendLost(conn.backend, 'connection closed before the statement was sent'), -1);
     switch (tag) {
       case TAG_MAIN:
         return this.complete(conn, summary);
@@ -297,7 +299,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const holds = (kind === 'query' || kind === 'execute') && holdsTransaction(summary);
     // a shared connection is never pinned: should a pipelined read leave a transaction open, it is closed once free
     if (this.lending !== null) {
-      if (holds) this.owner.edge.pipelines.retire(this.lending);
+      if (holds || conn.dirty) this.owner.edge.pipelines.retire(this.lending);
     } else this.updatePin(ok, holds);
     this.finish(false, null);
   }

@@ -75,6 +75,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   private queue: MysqlPacket[] | null = null;
   private pumping = false;
   private blocked: BackendConnection | null = null;
+  /** This session paused `blocked` (it resumes it on drain or close). */
+  private pausedBackend = false;
   private readonly onPacket = (packet: MysqlPacket): boolean => this.packetIn(packet);
 
   constructor(
@@ -232,15 +234,21 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     if (!ok && this.blocked === null) this.block(conn);
   }
 
-  /** The client reads slower than the backend sends: stop reading the backend until it drains. */
+  /**
+   * The client reads slower than the backend sends: stop reading the backend until it drains. A
+   * connection other sessions' reads share is not paused for one of them (what waits is bounded by
+   * max_result_bytes); the client write deadline applies either way.
+   */
   private block(conn: BackendConnection): void {
     this.blocked = conn;
-    conn.pauseReading();
+    this.pausedBackend = !conn.shared;
+    if (this.pausedBackend) conn.pauseReading();
     this.deadline = Date.now() + this.epoch.limits.clientWriteTimeoutMs;
     this.socket.once('drain', () => {
-      const paused = this.blocked;
+      const blocked = this.blocked;
       this.blocked = null;
-      paused?.resumeReading();
+      if (this.pausedBackend) blocked?.resumeReading();
+      this.pausedBackend = false;
       if (this.state === 'exchanging') this.deadline = Date.now() + this.epoch.limits.queryTimeoutMs;
     });
   }
@@ -386,6 +394,10 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     if (this.state === 'closed') return;
     this.transition('closed', reason);
     this.deadline = 0;
+    // a connection this session paused may have been joined by others since: it reads on for them
+    if (this.pausedBackend) this.blocked?.resumeReading();
+    this.blocked = null;
+    this.pausedBackend = false;
     this.ex?.close();
     this.statements?.clear();
     this.queue = null;
