@@ -137,7 +137,7 @@ export class TransactionPools implements BackendLoad {
     let best: Lending | undefined;
     for (const lending of lendings) {
       const conn = lending.connection;
-      if (!conn.alive || conn.cancelled) continue;
+      if (!conn.alive || conn.cancelled || conn.stream.isPaused()) continue;
       if (best === undefined || lending.leases + lending.discarding < best.leases + best.discarding) best = lending;
     }
     if (best === undefined) return undefined;

@@ -388,6 +388,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     const out = this.relay.out;
     if (out.empty) return;
     if (out.flush(this.client, this.clientFd) || !this.lease) return;
+    // other sessions' units share the connection: not paused for this client (max_result_bytes bounds what waits)
+    if (this.lease.connection.shared) return;
     const stream = this.lease.connection.stream;
     stream.pause();
     this.client.once('drain', () => stream.resume());
