@@ -12,6 +12,7 @@
 //   --select-only  only pgbench -S;  --clients 50  only these client counts (comma-separated);
 //   --protocols simple,extended;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
 //   --memory-only  only the idle-memory figure (no pgbench runs: the heap is not still settling from them)
+//   --pipeline-pool P  the pipelined pg-edge's pool_max_per_backend (default: the common pool size)
 //   --pipeline-depth N  also run transaction mode with [postgres] pipeline_depth = N (reads queued behind
 //                 other sessions' reads on a lent connection when the pool is saturated)
 //   --strace DIR  count each proxy run's system calls with `strace -c -f` into DIR (slows the proxy: counts, not speed)
@@ -37,6 +38,8 @@ const PROTOCOL_NAMES = opt('protocols', 'simple,extended').split(',');
 const POOL = 20;
 /** With N > 1, a third pg-edge runs transaction mode with [postgres] pipeline_depth = N beside the one without. */
 const PIPELINE_DEPTH = Number(opt('pipeline-depth', '1'));
+/** Pool size of the pipelined pg-edge (--pipeline-pool; default the common pool size). */
+const PIPELINE_POOL = opt('pipeline-pool', '');
 const PASSWORD = 'bench-secret';
 
 const PERF_DIR = opt('perf', undefined);
@@ -105,7 +108,7 @@ async function startPgbouncer(bin, dir, pgPort, port) {
   return child;
 }
 
-async function startEdge(dir, name, pgPort, mode, pipelineDepth = 1) {
+async function startEdge(dir, name, pgPort, mode, pipelineDepth = 1, pool = POOL) {
   const rw = await freePort();
   const admin = await freePort();
   const config = join(dir, `${name}.toml`);
@@ -115,7 +118,7 @@ async function startEdge(dir, name, pgPort, mode, pipelineDepth = 1) {
       `[[users]]\nname = "postgres"\npassword = "${PASSWORD}"\n` +
       `[health]\ninterval_seconds = 2\n[mysql]\nenabled = false\n[redis]\nenabled = false\n` +
       `[postgres]\nenabled = true\nrouting_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
-      `pool_max_per_backend = ${POOL}\nmax_connections = 10000\nread_after_write_seconds = 0\npipeline_depth = ${pipelineDepth}\n` +
+      `pool_max_per_backend = ${pool}\nmax_connections = 10000\nread_after_write_seconds = 0\npipeline_depth = ${pipelineDepth}\n` +
       `[[postgres_backends]]\nname = "primary"\naddress = "127.0.0.1:${pgPort}"\nrole = "primary"\nusername = "postgres"\ndatabase = "bench"\n`,
   );
   const child = spawn(process.execPath, [...(process.env.EDGE_NODE_FLAGS ?? '').split(' ').filter(Boolean), join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -158,9 +161,10 @@ async function main() {
       targets.push({ name: `pg-edge ${mode}`, port: edge.port, user: 'postgres', pid: edge.child.pid });
     }
     if (PIPELINE_DEPTH > 1) {
-      const edge = await startEdge(dir, 'pipelined', pg.primary.port, 'transaction', PIPELINE_DEPTH);
+      const pool = PIPELINE_POOL ? Number(PIPELINE_POOL) : POOL;
+      const edge = await startEdge(dir, 'pipelined', pg.primary.port, 'transaction', PIPELINE_DEPTH, pool);
       children.push(edge.child);
-      targets.push({ name: `pg-edge transaction+pipeline ${PIPELINE_DEPTH}`, port: edge.port, user: 'postgres', pid: edge.child.pid, admin: edge.admin });
+      targets.push({ name: `pg-edge transaction+pipeline ${PIPELINE_DEPTH}${PIPELINE_POOL ? ` pool ${pool}` : ''}`, port: edge.port, user: 'postgres', pid: edge.child.pid, admin: edge.admin });
     }
     const results = [];
     for (const [script, scriptArgs] of args.includes('--memory-only') ? [] : SCRIPTS) {
