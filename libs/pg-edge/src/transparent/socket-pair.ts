@@ -1,5 +1,7 @@
 // Two sockets that live and die together: raw piping with backpressure, and one close for both.
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
+import { descriptorOf, writeDirect } from '@dbproxy/runtime';
 
 const LINGER_MS = 2_000;
 
@@ -10,7 +12,8 @@ export function pump(from: Socket, to: Socket): void {
 
 /**
  * The sink of a socket read without the stream layer (`onread`): each chunk written to `to` at
- * once, and `from` paused while `to` buffers (what pipe() does, without the stream machinery).
+ * once (straight to its descriptor when it is plain TCP), and `from` paused while `to` buffers
+ * (what pipe() does, without the stream machinery).
  */
 export function relayTo(to: Socket, from: Socket): (chunk: Buffer) => void {
   let waiting = false;
@@ -18,8 +21,10 @@ export function relayTo(to: Socket, from: Socket): (chunk: Buffer) => void {
     waiting = false;
     from.resume();
   };
+  // a plain TCP target is written with one write(2) on its descriptor while nothing waits in its stream
+  const fd = to instanceof TLSSocket ? -1 : descriptorOf(to);
   return (chunk) => {
-    if (to.write(chunk) || waiting) return;
+    if ((fd >= 0 ? writeDirect(to, fd, chunk) : to.write(chunk)) || waiting) return;
     waiting = true;
     from.pause();
     to.once('drain', resume);
