@@ -15,7 +15,8 @@
 //   --pipeline-depth N  also a mysql-edge with [mysql] pipeline_depth = N and a pool of --pipeline-pool
 //              connections per backend (default 8): prints the share of statements pipelined
 //   --rounds N each measurement N times, interleaved, best kept (the machine is shared and noisy)
-//   --soak     also sysbench oltp_read_write, 32 threads, 60 s, through mysql-edge: autocommit
+//   --soak     also sysbench oltp_read_write, 32 threads, 60 s, through mysql-edge (with --pipeline-depth:
+//              pipelined, pool of --pipeline-pool): autocommit
 //              (reads on the replica, read_after_write_seconds = 0) and in transactions; zero errors
 //              expected; prints per-backend query counters and the replica's own executes
 // Starts its own MariaDB primary + replica (libs/testing), installs sysbench and haproxy with
@@ -156,7 +157,9 @@ function replicaExecutes(db) {
 
 /** 60 s of oltp_read_write through a mysql-edge with read_after_write_seconds = 0: autocommit, then in transactions. */
 async function soak(dir, db, natsUrl) {
-  const edge = await startEdge(dir, db, natsUrl, 'read_after_write_seconds = 0\n');
+  const piped = PIPELINE_DEPTH > 1;
+  const edge = await startEdge(dir, db, natsUrl, `read_after_write_seconds = 0\n${piped ? `pipeline_depth = ${PIPELINE_DEPTH}\n` : ''}`, piped ? PIPELINE_POOL : 40);
+  if (piped) console.log(`soak through mysql-edge with pipeline_depth = ${PIPELINE_DEPTH} and a pool of ${PIPELINE_POOL}`);
   const target = { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret' };
   try {
     for (const [label, extra] of [['autocommit (--skip_trx=on --delete_inserts=0: without transactions the DELETE + INSERT pair races between threads)', ['--skip_trx=on', '--delete_inserts=0', '--time=60']], ['transactions', ['--time=60']]]) {
@@ -165,9 +168,11 @@ async function soak(dir, db, natsUrl) {
       const r = sysbench('oltp_read_write', target, 32, 'run', extra);
       const after = await (await fetch(`http://127.0.0.1:${edge.admin}/metrics`)).text();
       const delta = (route, backend) => metric(after, 'dbproxy_mysql_queries_total', { route, backend }) - metric(before, 'dbproxy_mysql_queries_total', { route, backend });
+      const pipelined = metric(after, 'dbproxy_mysql_pipelined_queries_total', {}) - metric(before, 'dbproxy_mysql_pipelined_queries_total', {});
       console.log(
         `soak oltp_read_write 32 threads 60 s ${label}: ${fmt(r.tps, 1)} tps, p95 ${fmt(r.p95, 2)} ms, errors ${r.errors}; ` +
-          `replica reads ${delta('replica', 'replica')}, primary ${delta('primary', 'primary')}, pinned ${delta('pinned', 'primary')}; replica executed ${replicaExecutes(db) - executes} statements`,
+          `replica reads ${delta('replica', 'replica')}, primary ${delta('primary', 'primary')}, pinned ${delta('pinned', 'primary')}; replica executed ${replicaExecutes(db) - executes} statements` +
+          (piped ? `; ${pipelined} statements pipelined` : ''),
       );
     }
   } finally {
