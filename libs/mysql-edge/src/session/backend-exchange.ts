@@ -297,9 +297,10 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.span?.setAttribute('dbproxy.rows', summary.rows);
     if (!ok) this.span?.setStatus({ code: 2, message: (summary.err as ErrPacket).message });
     const holds = (kind === 'query' || kind === 'execute') && holdsTransaction(summary);
-    // a shared connection is never pinned: should a pipelined read leave a transaction open, it is closed once free
+    // a shared connection is never pinned: should a pipelined read leave a transaction open, it is
+    // closed once free (one left dirty is joined by nobody and reset when it goes back to the pool)
     if (this.lending !== null) {
-      if (holds || conn.dirty) this.owner.edge.pipelines.retire(this.lending);
+      if (holds) this.owner.edge.pipelines.retire(this.lending);
     } else this.updatePin(ok, holds);
     this.finish(false, null);
   }
