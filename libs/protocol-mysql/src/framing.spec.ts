@@ -6,6 +6,21 @@ import { chunkings, framePackets, returnsOrThrowsProtocolError, thrownCode } fro
 const wireOf = (...packets: [string, number][]): Buffer => Buffer.concat(packets.map(([text, seq]) => framePayload(Buffer.from(text), seq)));
 
 describe('PacketFramer', () => {
+  it('tells where each packet starts in the fed chunk, and -1 for packets assembled across chunks', () => {
+    const framer = new PacketFramer();
+    const wire = wireOf(['abc', 0], ['defgh', 1], ['ij', 2]);
+    const seen: [number, string][] = [];
+    const record = (p: MysqlPacket) => void seen.push([framer.wireOffset, p.payload.toString()]);
+    framer.feed(wire.subarray(0, 17), record); // 7 + 9 bytes whole, then one byte of the third
+    framer.feed(wire.subarray(17), record);
+    expect(seen).toEqual([
+      [0, 'abc'],
+      [7, 'defgh'],
+      [-1, 'ij'],
+    ]);
+    for (const [offset, text] of seen.slice(0, 2)) expect(wire.subarray(offset + 4, offset + 4 + text.length).toString()).toBe(text);
+  });
+
   const wire = wireOf(['select 1', 0], ['', 1], ['x'.repeat(300), 2]);
 
   it.each([...chunkings(wire)].map((c) => [c.name, c.chunks] as const))('frames three packets fed %s', (_name, chunks) => {

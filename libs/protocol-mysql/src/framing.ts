@@ -36,6 +36,12 @@ export class PacketFramer {
   private parts: Buffer[] = []; // frames of a payload of 16 MiB - 1 or more, in arrival order
   private partsPayload = 0;
   private failure: Error | null = null;
+  /**
+   * Where the packet being handed out starts in the chunk being fed, when its wire bytes are that
+   * chunk's [wireOffset, wireOffset + wire.length); -1 when they were assembled from several chunks
+   * or frames. Lets a forwarder extend runs of the chunk without comparing buffers per packet.
+   */
+  wireOffset = -1;
 
   constructor(options: PacketFramerOptions = {}) {
     this.maxPacketSize = options.maxPacketSize ?? DEFAULT_MAX_PACKET_SIZE;
@@ -69,6 +75,7 @@ export class PacketFramer {
       if (this.frame) {
         off = this.fillFrame(chunk, off);
         if (this.frameFill < this.frame.length) return undefined;
+        this.wireOffset = -1;
         if (this.onFrame(this.takeFrame(), onPacket) === false) return chunk.subarray(off);
         continue;
       }
@@ -81,6 +88,7 @@ export class PacketFramer {
       this.checkSize(length);
       if (chunk.length - off >= 4 + length) {
         const frame = chunk.subarray(off, off + 4 + length);
+        this.wireOffset = off;
         off += 4 + length;
         if (this.onFrame(frame, onPacket) === false) return chunk.subarray(off);
       } else {
@@ -144,6 +152,7 @@ export class PacketFramer {
     this.parts.push(frame);
     this.partsPayload += length;
     if (length === MAX_FRAME_PAYLOAD) return undefined;
+    this.wireOffset = -1;
     return onPacket(this.assemble());
   }
 

@@ -350,10 +350,9 @@ export class BackendConnection {
       this.handOver();
       this.outSink = sink;
     }
-    const chunk = this.chunk;
-    // chunks and reassembled packets may share Buffer's pool: the offsets must lie within the chunk too
-    const start = chunk === null ? -1 : wire.byteOffset - chunk.byteOffset;
-    if (start >= 0 && start + wire.length <= (chunk as Buffer).length && wire.buffer === (chunk as Buffer).buffer) {
+    // the framer says whether the packet is a slice of the chunk being read (reassembled ones are not)
+    const start = this.chunk === null ? -1 : this.framer.wireOffset;
+    if (start >= 0) {
       if (start === this.runEnd) {
         this.runEnd += wire.length;
         return;
