@@ -333,6 +333,7 @@ export class BackendConnection {
   private flushOut(): void {
     this.handOver();
     this.chunk = null;
+    this.outSink = null; // no reference to a session kept between reads
   }
 
   /** Delivers the forwarded bytes collected so far to the session they belong to. */
