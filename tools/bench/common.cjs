@@ -129,4 +129,13 @@ const ratio = (a, b) => (b ? (a / b).toFixed(2) + 'x' : '-');
 /** This machine's 1, 5 and 15 minute load averages, for a run's header: a shared machine's load comes and goes. */
 const loadAverage = () => require('node:os').loadavg().map((l) => l.toFixed(1)).join(' ');
 
-module.exports = { ROOT, args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, rssBytes, treePids, treeCpu, treeRss, fmt, pad, ratio, loadAverage };
+/** The machine's CPU time so far from /proc/stat, in clock ticks: idle (idle + iowait) and all. */
+function machineTicks() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+}
+
+/** Share of the machine's CPU left idle between two machineTicks() readings (0..1). */
+const idleShare = (before, after) => (after.total > before.total ? (after.idle - before.idle) / (after.total - before.total) : NaN);
+
+module.exports = { ROOT, args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, rssBytes, treePids, treeCpu, treeRss, fmt, pad, ratio, loadAverage, machineTicks, idleShare };

@@ -187,6 +187,8 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-mysql-'));
   const db = await startMariaDb({ replicas: 1 });
   const nats = WORKERS > 1 ? await startNats() : undefined;
+  // each mysql-edge its own bus: edges on one bus share configuration epochs
+  const pipedNats = WORKERS > 1 && PIPELINE_DEPTH > 1 ? await startNats() : undefined;
   let haproxy;
   let edge;
   let piped;
@@ -202,7 +204,7 @@ async function main() {
     haproxy = await startHaproxy(dir, db.primary.port, haproxyPort);
     edge = await startEdge(dir, db, nats?.url);
     const pipedName = `mysql-edge pipeline ${PIPELINE_DEPTH} pool ${PIPELINE_POOL}`;
-    if (PIPELINE_DEPTH > 1) piped = await startEdge(dir, db, nats?.url, `pipeline_depth = ${PIPELINE_DEPTH}\n`, PIPELINE_POOL);
+    if (PIPELINE_DEPTH > 1) piped = await startEdge(dir, db, pipedNats?.url, `pipeline_depth = ${PIPELINE_DEPTH}\n`, PIPELINE_POOL);
     const proxied = [
       { name: 'haproxy', port: haproxyPort, user: 'root', password: '', pid: haproxy.pid },
       { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret', pid: edge.child.pid },
@@ -264,6 +266,7 @@ async function main() {
     await sleep(500);
     await db.destroy();
     await nats?.destroy();
+    await pipedNats?.destroy();
     rmSync(dir, { recursive: true, force: true });
   }
 }

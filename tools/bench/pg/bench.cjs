@@ -16,6 +16,8 @@
 //   --pipeline-depth N  also run transaction mode with [postgres] pipeline_depth = N (reads queued behind
 //                 other sessions' reads on a lent connection when the pool is saturated)
 //   --strace DIR  count each proxy run's system calls with `strace -c -f` into DIR (slows the proxy: counts, not speed)
+//   --workers N  pg-edge worker processes ([postgres] workers; N > 1 starts a nats-server per pg-edge for its bus);
+//                proxy CPU then counts the whole process tree
 //   --perf DIR  record each proxy run with `perf record -g` into DIR (EDGE_NODE_FLAGS=--perf-basic-prof names JS frames)
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
@@ -25,8 +27,8 @@ const { spawn, execFileSync } = require('node:child_process');
 const { mkdtempSync, writeFileSync, chownSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, rssBytes } = require('../common.cjs');
-const { startPostgres, freePort } = require('../../../libs/testing/src/index.ts');
+const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, machineTicks, idleShare } = require('../common.cjs');
+const { startPostgres, startNats, freePort } = require('../../../libs/testing/src/index.ts');
 const { IdleClients } = require('./idle-clients.cjs');
 
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
@@ -41,13 +43,32 @@ const PIPELINE_DEPTH = Number(opt('pipeline-depth', '1'));
 /** Pool size of the pipelined pg-edge (--pipeline-pool; default the common pool size). */
 const PIPELINE_POOL = opt('pipeline-pool', '');
 const PASSWORD = 'bench-secret';
+/** pg-edge worker processes; more than one needs a NATS bus (one per pg-edge: a shared bus would share configuration). */
+const WORKERS = Number(opt('workers', '1'));
+const buses = [];
 
 const PERF_DIR = opt('perf', undefined);
 const STRACE_DIR = opt('strace', undefined);
 let perfRuns = 0;
 
+/** PostgreSQL's postmaster pid (set by main): its backends' CPU is read per run. */
+let postmasterPid;
+
+/**
+ * CPU seconds of PostgreSQL (live processes under the postmaster plus what its exited backends
+ * left in its children's time) and of pgbench (this process's reaped children).
+ */
+function serverCpu() {
+  const total = (c) => c.user + c.system;
+  const pg = postmasterPid ? total(treeCpu(postmasterPid)) + total(cpuSeconds(postmasterPid, true)) : NaN;
+  return { pg, pgbench: total(cpuSeconds(process.pid, true)) };
+}
+
 function pgbench(port, user, extra, env = {}, pid = undefined) {
-  const cpuBefore = pid ? cpuSeconds(pid) : { user: 0, system: 0 };
+  const cpuOf = (p) => (WORKERS > 1 ? { ...treeCpu(p), minorFaults: cpuSeconds(p).minorFaults } : cpuSeconds(p));
+  const cpuBefore = pid ? cpuOf(pid) : { user: 0, system: 0 };
+  const ticksBefore = machineTicks();
+  const serversBefore = serverCpu();
   if (PERF_DIR && pid) {
     const out = join(PERF_DIR, `perf.${++perfRuns}.${pid}.${extra.join('')}.data`);
     spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(Math.max(1, DURATION - 2))], { stdio: 'ignore' });
@@ -70,9 +91,12 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
       const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
       const processed = Number(/actually processed: (\d+)/.exec(out)?.[1] ?? 0);
       if (!Number.isFinite(tps)) console.log(out.split('\n').slice(-8).join('\n'));
-      const cpuAfter = pid ? cpuSeconds(pid) : { user: 0, system: 0 };
+      const cpuAfter = pid ? cpuOf(pid) : { user: 0, system: 0 };
+      const idle = idleShare(ticksBefore, machineTicks());
+      const servers = serverCpu();
+      const serverUs = (k) => (processed > 0 ? ((servers[k] - serversBefore[k]) * 1e6) / processed : NaN);
       const perTx = (k) => (pid && processed > 0 ? ((cpuAfter[k] - cpuBefore[k]) * 1e6) / processed : NaN);
-      resolve({ tps, latency, failed, processed, cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user'), faultsPerTx: pid && processed > 0 ? (cpuAfter.minorFaults - cpuBefore.minorFaults) / processed : NaN });
+      resolve({ tps, latency, failed, processed, idle, pgUsPerTx: serverUs('pg'), pgbenchUsPerTx: serverUs('pgbench'), cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user'), faultsPerTx: pid && processed > 0 ? (cpuAfter.minorFaults - cpuBefore.minorFaults) / processed : NaN });
     });
   });
 }
@@ -109,15 +133,18 @@ async function startPgbouncer(bin, dir, pgPort, port) {
 }
 
 async function startEdge(dir, name, pgPort, mode, pipelineDepth = 1, pool = POOL) {
+  const nats = WORKERS > 1 ? await startNats() : undefined;
+  if (nats) buses.push(nats);
+  const natsUrl = nats?.url;
   const rw = await freePort();
   const admin = await freePort();
   const config = join(dir, `${name}.toml`);
   writeFileSync(
     config,
-    `[telemetry]\nlog_level = "warn"\n[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[bus]\nconnect_timeout_seconds = 1\n` +
+    `[telemetry]\nlog_level = "warn"\n[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[bus]\nconnect_timeout_seconds = 1\n${natsUrl ? `nats_url = "${natsUrl}"\n` : ''}` +
       `[[users]]\nname = "postgres"\npassword = "${PASSWORD}"\n` +
       `[health]\ninterval_seconds = 2\n[mysql]\nenabled = false\n[redis]\nenabled = false\n` +
-      `[postgres]\nenabled = true\nrouting_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
+      `[postgres]\nenabled = true\nworkers = ${WORKERS}\nrouting_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
       `pool_max_per_backend = ${pool}\nmax_connections = 10000\nread_after_write_seconds = 0\npipeline_depth = ${pipelineDepth}\n` +
       `[[postgres_backends]]\nname = "primary"\naddress = "127.0.0.1:${pgPort}"\nrole = "primary"\nusername = "postgres"\ndatabase = "bench"\n`,
   );
@@ -142,6 +169,7 @@ async function main() {
   console.log(`starting PostgreSQL (libs/testing)...`);
   // The pgbench tables in memory; four proxies' pools plus transparent mode's 50 clients.
   const pg = await startPostgres({ replicas: 0, settings: { shared_buffers: '256MB', max_connections: '300' } });
+  postmasterPid = pg.primary.pid;
   const admin = new (require('pg').Client)({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
   await admin.connect();
   await admin.query('CREATE DATABASE bench');
@@ -178,7 +206,7 @@ async function main() {
               if (target.admin) r.pipelinedPerTx = ((await pipelinedUnits(target.admin)) - pipelinedBefore) / r.processed;
               const best = row.cells[target.name];
               if (!best || !(best.tps >= r.tps)) row.cells[target.name] = r;
-              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user, ${r.faultsPerTx.toFixed(2)} page faults)` : ''}${r.pipelinedPerTx !== undefined ? `, ${(100 * r.pipelinedPerTx).toFixed(0)}% of units pipelined` : ''}${r.failed ? `, ${r.failed} failed` : ''}\n`);
+              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms, machine ${(100 * r.idle).toFixed(0)}% idle, CPU/tx PostgreSQL ${r.pgUsPerTx.toFixed(0)} µs, pgbench ${r.pgbenchUsPerTx.toFixed(0)} µs${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user, ${r.faultsPerTx.toFixed(2)} page faults)` : ''}${r.pipelinedPerTx !== undefined ? `, ${(100 * r.pipelinedPerTx).toFixed(0)}% of units pipelined` : ''}${r.failed ? `, ${r.failed} failed` : ''}\n`);
             }
           }
           results.push(row);
@@ -204,6 +232,7 @@ async function main() {
     for (const child of children) child.kill('SIGTERM');
     await sleep(500);
     await pg.destroy();
+    for (const bus of buses) await bus.destroy();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -212,7 +241,10 @@ async function main() {
 async function pipelinedUnits(adminPort) {
   const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
 
-  return Number(/^dbproxy_pg_pipelined_units_total(?:{[^}]*})? (\d+)/m.exec(text)?.[1] ?? 0);
+  // one series per process label when workers serve the connections: their sum
+  let total = 0;
+  for (const m of text.matchAll(/^dbproxy_pg_pipelined_units_total(?:{[^}]*})? (\d+)/gm)) total += Number(m[1]);
+  return total;
 }
 
 function printTable(results, names) {
@@ -253,10 +285,10 @@ async function memoryPerIdleConnection(proxies) {
 async function measureOne(proxy, clients, count) {
   await clients.open(5);
   await sleep(1000);
-  const before = rssBytes(proxy.pid);
+  const before = treeRss(proxy.pid);
   await clients.open(count);
   await sleep(2000);
-  const after = rssBytes(proxy.pid);
+  const after = treeRss(proxy.pid);
   console.log(`| ${proxy.name} | ${count} | ${(before / 1048576).toFixed(1)} MiB | ${(after / 1048576).toFixed(1)} MiB | ${((after - before) / count / 1024).toFixed(1)} KiB |`);
 }
 
