@@ -89,7 +89,8 @@ export class MysqlEdge implements EdgeContext {
     });
     this.metrics = createEdgeMetrics(ctx.metrics, {
       queries: this.queries,
-      pools: () => this.pools.stats(),
+      // a primary whose workers serve every connection has empty pools: only the workers' count
+      pools: ctx.servesConnections ? () => this.pools.stats() : () => [],
       roleOf: (backend) => topology.backend(backend)?.role ?? this.current.backends.get(backend)?.role ?? 'unknown',
       resets: () => this.pools.resets(),
       transitions: () => [...this.sessionStates.snapshot(), ...this.backendStates.snapshot()],

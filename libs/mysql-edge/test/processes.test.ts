@@ -123,7 +123,7 @@ describe('worker processes', () => {
   afterAll(() => nats?.destroy());
 
   it('places connections on the least-loaded worker, each with its own pools, and aggregates their metrics', async () => {
-    const { path, rw, admin } = await config('workers.toml', 'workers = 2', nats.url);
+    const { path, rw, admin } = await config('workers.toml', 'workers = 2\npool_max_per_backend = 6', nats.url);
     const proxy = startDbproxy(['start', 'mysql-edge', 'topology', '--config', path]);
     const clients: Connection[] = [];
     try {
@@ -137,6 +137,9 @@ describe('worker processes', () => {
       const metrics = await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text();
       expect(metricValue(metrics, 'dbproxy_mysql_queries_total', { route: 'replica', backend: 'replica' })).toBe(20);
       expect(metricValue(metrics, 'dbproxy_mysql_sessions')).toBe(4);
+      // the two workers' shares of a pool of 6 add up to 6 (the primary, which serves no connection, adds none), under one service label
+      expect(metricValue(metrics, 'dbproxy_mysql_pool_capacity', { backend: 'replica' })).toBe(6);
+      expect(new Set([...metrics.matchAll(/^dbproxy_mysql_\w+\{[^}]*service="([^"]+)"/gm)].map((m) => m[1]))).toEqual(new Set(['dbproxy']));
       await waitFor(async () => {
         const edges = (await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text()).includes('dbproxy_mysql_pool_connections');
         return edges || null;

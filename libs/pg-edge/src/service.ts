@@ -46,8 +46,9 @@ export const pgEdgeService: ServiceDefinition = {
     const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: [], multiShard: 'reject', cacheSize: e.config.postgres.classification_cache_size, maxParseTokens: e.config.postgres.max_parse_tokens }));
     pools.configure(epoch);
     const shardOf = new Map(epoch.config.postgres_backends.map((b) => [b.name, b]));
+    // a primary whose workers serve every connection has empty pools: only the workers' count
     const metrics = createPgEdgeMetrics(ctx.metrics, () =>
-      pools.stats().map((stats) => ({ stats, shard: shardOf.get(stats.backend)?.shard ?? '', role: topology.backend(stats.backend)?.role ?? shardOf.get(stats.backend)?.role ?? '' })),
+      (ctx.servesConnections ? pools.stats() : []).map((stats) => ({ stats, shard: shardOf.get(stats.backend)?.shard ?? '', role: topology.backend(stats.backend)?.role ?? shardOf.get(stats.backend)?.role ?? '' })),
     );
     const edge: EdgeContext = {
       epoch: () => epoch,

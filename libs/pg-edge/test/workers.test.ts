@@ -90,6 +90,9 @@ describe('pg-edge worker processes', () => {
     expect(report.backends[0].transaction_pool).toMatchObject({ in_use: CLIENTS, capacity: 2 * POOL_MAX });
     const metrics = await (await fetch(`${admin}/metrics`)).text();
     expect(metrics).toMatch(new RegExp(`dbproxy_pg_sessions\\{mode="transaction",listener="read_write"[^}]*\\} ${CLIENTS}\\b`));
+    // two workers' pools (the primary, which serves no connection, adds none), under the primary's one service label
+    expect(metrics).toMatch(new RegExp(`^dbproxy_pg_pool_capacity\\{[^}]*\\} ${2 * POOL_MAX}$`, 'm'));
+    expect(new Set([...metrics.matchAll(/^dbproxy_pg_\w+\{[^}]*service="([^"]+)"/gm)].map((m) => m[1]))).toEqual(new Set(['dbproxy']));
 
     await Promise.all(clients.map((c) => c.query('COMMIT')));
     const answers = await Promise.all(clients.map(async (c, i) => (await c.query('SELECT $1::int + 1 AS n', [i])).rows[0].n as number));

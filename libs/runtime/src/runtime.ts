@@ -16,7 +16,7 @@ import type { RunningService, ServiceDefinition } from './service';
 import { ServiceHost, type HostShared } from './service-host';
 import { CLOSE_GRACE_MS, closeBounded, drainAndClose, settleWithin, type DrainTarget, type ShutdownReport } from './shutdown';
 import { WorkerEndpoint } from './workers/worker-endpoint';
-import type { WorkerGroup, WorkerLauncher } from './workers/worker-group';
+import { WORKER_LABEL_ENV, type WorkerGroup, type WorkerLauncher } from './workers/worker-group';
 
 export interface RuntimeOptions {
   readonly services: readonly ServiceDefinition[];
@@ -87,7 +87,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   if (!loaded.ok) throw new InvalidConfigFile(loaded.issues);
   const fileConfig = loaded.config;
   const names = opts.services.map((s) => s.name);
-  const serviceLabel = names.length === 1 && !opts.allInOne ? (names[0] as string) : 'dbproxy';
+  // a worker reports under its primary's label: one /metrics, one service
+  const inherited = opts.worker ? env[WORKER_LABEL_ENV] : undefined;
+  const serviceLabel = inherited || (names.length === 1 && !opts.allInOne ? (names[0] as string) : 'dbproxy');
   const instanceId = fileConfig.proxy.instance_name ?? `${hostname()}-${process.pid}`;
   const logger = createLogger({ level: fileConfig.telemetry.log_level, service: serviceLabel, instance: instanceId, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
   const metrics = new MetricsRegistry({ service: serviceLabel });
@@ -114,6 +116,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const endpoint = opts.worker ? new WorkerEndpoint((deadline) => void shutdown(`drain requested by the primary (deadline ${new Date(deadline).toISOString()})`).then((report) => exitAfterFlush(logger, report.clean ? 0 : 1))) : undefined;
   const shared: HostShared = {
     instanceId,
+    serviceLabel,
     version: opts.version,
     config,
     local: fileConfig,

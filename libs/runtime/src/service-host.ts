@@ -15,6 +15,8 @@ import { WorkerGroup, type WorkerLauncher } from './workers/worker-group';
 
 export interface HostShared {
   readonly instanceId: string;
+  /** The process's service label (metrics, logs, traces); workers take their primary's. */
+  readonly serviceLabel: string;
   readonly version: string;
   readonly config: ConfigFollower;
   readonly local: DeepReadonly<DbproxyConfig>;
@@ -63,7 +65,7 @@ export class ServiceHost {
   async start(): Promise<RunningService> {
     const count = this.shared.endpoint ? 1 : workerCount(this.definition, this.shared.local);
     if (count > 1 && this.shared.launcher) {
-      this.group = new WorkerGroup(this.definition.name, count, this.shared.launcher, this.shared.logger, (n) => this.listeners.released(n));
+      this.group = new WorkerGroup(this.definition.name, count, this.shared.launcher, this.shared.logger, this.shared.serviceLabel, (n) => this.listeners.released(n));
       await this.group.start(60_000);
       this.listeners.dispatchTo(this.group);
     }
@@ -96,6 +98,7 @@ export class ServiceHost {
       addAdminRoute: (route) => shared.routes.push(route),
       listen: (spec) => this.listeners.listen(spec),
       activeConnections: () => this.listeners.activeConnections(),
+      servesConnections: this.group === undefined,
       provide: (topic, provider) => {
         this.providers.set(topic, provider);
         shared.endpoint?.provide(`${name}:${topic}`, provider);

@@ -45,6 +45,11 @@ export interface ServiceContext {
   listen(spec: ListenerSpec): Promise<BoundListener>;
   /** Connections admitted by this service's listeners and still open. */
   activeConnections(): number;
+  /**
+   * False in a primary that hands every connection to worker processes: its pools and sessions
+   * stay empty, so figures about them (pool gauges) come from the workers alone.
+   */
+  readonly servesConnections: boolean;
   /** Registers what this process answers for `topic` (e.g. pool figures for an admin route). */
   provide(topic: string, provider: () => unknown): void;
   /** The answers for `topic` from every process serving this service (its workers, or itself). */

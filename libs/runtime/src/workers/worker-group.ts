@@ -3,6 +3,7 @@
 // drain them on shutdown.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
+import { processEnvironment } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import { CLOSE_GRACE_MS, DRAIN_LATENESS_MS } from '../shutdown';
 import { isWorkerMessage, type GatherRequest } from './messages';
@@ -20,6 +21,9 @@ interface WorkerSlot {
   ready: Promise<void>;
 }
 
+/** The primary's service label (metrics, logs, traces), handed to its workers so that the figures they report carry it too. */
+export const WORKER_LABEL_ENV = 'DBPROXY_SERVICE_LABEL';
+
 export class WorkerGroup {
   private readonly slots: WorkerSlot[] = [];
   private readonly pending = new Map<number, (value: { value?: unknown; error?: string }) => void>();
@@ -31,6 +35,8 @@ export class WorkerGroup {
     private readonly count: number,
     private readonly launcher: WorkerLauncher,
     private readonly logger: Logger,
+    /** The primary's service label, which the workers take as theirs. */
+    private readonly label: string,
     /** Called when a worker reports one of its connections closed, or dies with connections. */
     private readonly onClosed: (connections: number) => void,
   ) {}
@@ -125,7 +131,11 @@ export class WorkerGroup {
   }
 
   private spawn(index: number): WorkerSlot {
-    const child = fork(this.launcher.modulePath, this.launcher.args(this.service), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    const child = fork(this.launcher.modulePath, this.launcher.args(this.service), {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+      env: { ...processEnvironment(), [WORKER_LABEL_ENV]: this.label },
+    });
     let markReady: () => void = () => undefined;
     const slot: WorkerSlot = { child, connections: 0, ready: new Promise<void>((r) => (markReady = r)) };
     child.on('message', (message) => {
