@@ -14,6 +14,11 @@ export interface MariaDbOptions {
   replicas?: number;
   /** server_id of the primary; replica i gets serverIdBase + i (default 1). */
   serverIdBase?: number;
+  /**
+   * Server options over the small test defaults, for every member, as `--name=value` (e.g.
+   * `{ 'innodb-buffer-pool-size': '256M' }` for a benchmark whose tables must stay in memory).
+   */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /** A MariaDB server; connect over TCP as root with an empty password. */
@@ -106,7 +111,7 @@ async function queryRows(server: ServerEndpoint, sql: string): Promise<RowDataPa
   return withMariaDb(server, async (connection) => (await connection.query<RowDataPacket[]>(sql))[0]);
 }
 
-async function startNode(group: ServerGroup, template: string, name: string, serverId: number, replica: boolean): Promise<MariaDbNode> {
+async function startNode(group: ServerGroup, template: string, name: string, serverId: number, replica: boolean, settings: Readonly<Record<string, string>>): Promise<MariaDbNode> {
   const dir = await group.memberDir(name);
   const dataDir = join(dir, 'data');
   await copyTree(join(template, 'data'), dataDir);
@@ -126,6 +131,8 @@ async function startNode(group: ServerGroup, template: string, name: string, ser
       ...(replica ? ['--read-only=ON'] : []),
       ...INNODB_FILE_OPTIONS,
       ...INSTANCE_OPTIONS,
+      // later options win: the caller's settings over the defaults above
+      ...Object.entries(settings).map(([k, v]) => `--${k}=${v}`),
     ],
     stopSignal: 'SIGTERM',
     quickExitSignal: 'SIGKILL',
@@ -190,12 +197,16 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<Replic
   const idBase = options.serverIdBase ?? 1;
   if (!Number.isInteger(replicaCount) || replicaCount < 0) throw InvalidOption('replicas', `expected an integer >= 0, got ${replicaCount}`);
   if (!Number.isInteger(idBase) || idBase < 1) throw InvalidOption('serverIdBase', `expected an integer >= 1, got ${idBase}`);
+  const settings = options.settings ?? {};
+  for (const name of Object.keys(settings)) {
+    if (!/^[a-z][a-z0-9_-]*$/.test(name)) throw InvalidOption('settings', `expected option names like innodb-buffer-pool-size, got ${JSON.stringify(name)}`);
+  }
   return startGroup('mariadb', async (group) => {
     const template = await mariaDbTemplate();
     const names = Array.from({ length: replicaCount }, (_, i) => `replica${i + 1}`);
     const [primary, ...replicas] = await settleAll([
-      startNode(group, template, 'primary', idBase, false),
-      ...names.map((name, i) => startNode(group, template, name, idBase + i + 1, true)),
+      startNode(group, template, 'primary', idBase, false, settings),
+      ...names.map((name, i) => startNode(group, template, name, idBase + i + 1, true, settings)),
     ]);
     await settleAll(replicas.map((replica) => attachReplica(replica, primary)));
     return replicatedServers(group, primary, replicas, (running, timeoutMs) => catchUp(primary, running, timeoutMs));

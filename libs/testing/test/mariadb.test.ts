@@ -23,7 +23,7 @@ describe('startMariaDb', () => {
   let cluster: ReplicatedServers<MariaDbServer>;
 
   beforeAll(async () => {
-    cluster = await startMariaDb({ replicas: 1, serverIdBase: 10 });
+    cluster = await startMariaDb({ replicas: 1, serverIdBase: 10, settings: { 'max-connections': '77' } });
   });
 
   afterAll(async () => {
@@ -41,6 +41,11 @@ describe('startMariaDb', () => {
     const [r] = await query(replicas[0], 'SELECT @@server_id AS id, @@read_only AS ro');
     expect(p).toMatchObject({ id: 10, logBin: 1, ro: 0 });
     expect(r).toMatchObject({ id: 11, ro: 1 });
+  });
+
+  it('applies the caller\'s server settings to every member, and refuses a malformed option name', async () => {
+    for (const server of [cluster.primary, ...cluster.replicas]) expect(await query(server, 'SELECT @@max_connections AS n')).toEqual([{ n: 77 }]);
+    await expect(startMariaDb({ replicas: 0, settings: { '--init-file=/tmp/x': '1' } })).rejects.toThrow(/option names/);
   });
 
   it('replicates a row written on the primary to the replica using GTIDs', async () => {
