@@ -11,7 +11,7 @@
 // shared machine's load disturbs far less than TPS):
 //   --select-only  only pgbench -S;  --clients 50  only these client counts (comma-separated);
 //   --protocols simple,extended;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
-//   --memory-only  only the idle-memory figure (no pgbench runs: the heap is not still settling from them)
+//   --memory-only  only the idle-memory figure (after pgbench runs the pg-edge processes are restarted for it anyway)
 //   --pipeline-pool P  the pipelined pg-edge's pool_max_per_backend (default: the common pool size)
 //   --pipeline-depth N  also run transaction mode with [postgres] pipeline_depth = N (reads queued behind
 //                 other sessions' reads on a lent connection when the pool is saturated)
@@ -183,16 +183,29 @@ async function main() {
     const bouncer = await startPgbouncer(bouncerBin, dir, pg.primary.port, bouncerPort);
     children.push(bouncer);
     targets.push({ name: 'PgBouncer (transaction)', port: bouncerPort, user: 'postgres', pid: bouncer.pid });
-    for (const mode of ['transparent', 'transaction']) {
-      const edge = await startEdge(dir, mode, pg.primary.port, mode);
-      children.push(edge.child);
-      targets.push({ name: `pg-edge ${mode}`, port: edge.port, user: 'postgres', pid: edge.child.pid });
-    }
+    /**
+     * A pg-edge target; `restart()` replaces its process with a fresh one (same configuration).
+     * `pipelined`: its admin port is read for the share of units pipelined.
+     */
+    const edgeTarget = async (name, start, pipelined = false) => {
+      const target = { name, user: 'postgres' };
+      target.restart = async () => {
+        if (target.child) {
+          target.child.kill('SIGTERM');
+          await new Promise((r) => (target.child.exitCode !== null ? r() : target.child.once('exit', r)));
+        }
+        const edge = await start();
+        children.push(edge.child);
+        Object.assign(target, { child: edge.child, port: edge.port, pid: edge.child.pid, ...(pipelined ? { admin: edge.admin } : {}) });
+      };
+      await target.restart();
+      return target;
+    };
+    for (const mode of ['transparent', 'transaction']) targets.push(await edgeTarget(`pg-edge ${mode}`, () => startEdge(dir, mode, pg.primary.port, mode)));
     if (PIPELINE_DEPTH > 1) {
       const pool = PIPELINE_POOL ? Number(PIPELINE_POOL) : POOL;
-      const edge = await startEdge(dir, 'pipelined', pg.primary.port, 'transaction', PIPELINE_DEPTH, pool);
-      children.push(edge.child);
-      targets.push({ name: `pg-edge transaction+pipeline ${PIPELINE_DEPTH}${PIPELINE_POOL ? ` pool ${pool}` : ''}`, port: edge.port, user: 'postgres', pid: edge.child.pid, admin: edge.admin });
+      const name = `pg-edge transaction+pipeline ${PIPELINE_DEPTH}${PIPELINE_POOL ? ` pool ${pool}` : ''}`;
+      targets.push(await edgeTarget(name, () => startEdge(dir, 'pipelined', pg.primary.port, 'transaction', PIPELINE_DEPTH, pool), true));
     }
     const results = [];
     for (const [script, scriptArgs] of args.includes('--memory-only') ? [] : SCRIPTS) {
@@ -227,7 +240,11 @@ async function main() {
       console.log(`\nsoak: pgbench -c 50 -M extended -T 60 through the transaction pool (${savedDuration}s runs above)`);
       console.log(r.split('\n').filter((l) => /processed|failed|tps|latency/.test(l)).join('\n'));
     }
-    if (!args.includes('--no-memory')) await memoryPerIdleConnection(targets.filter((t) => t.pid));
+    if (!args.includes('--no-memory')) {
+      // on fresh pg-edge processes: after load, a shrinking heap hides what the idle clients add
+      if (results.length > 0 || args.includes('--soak')) for (const t of targets) await t.restart?.();
+      await memoryPerIdleConnection(targets.filter((t) => t.pid));
+    }
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await sleep(500);
