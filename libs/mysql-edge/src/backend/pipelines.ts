@@ -7,11 +7,11 @@
 // and returned (or closed) by whichever leaves last. Only single replica-safe reads in autocommit
 // join (no transaction, no session state, no preludes, statements already prepared there), so a
 // shared connection never carries state from one session to another.
-import type { Lease } from '@dbproxy/pool';
+import { JoinableLendings, type JoinableLending, type Lease } from '@dbproxy/pool';
 import type { BackendConnection } from './backend-connection';
 import type { ConnectionPool } from './parked-leases';
 
-export class SharedLending {
+export class SharedLending implements JoinableLending {
   /** Sessions whose command runs on the connection now. */
   units = 1;
   /** Sessions that ran on it during this lending: at `depth` nobody joins any more, so it goes back to the pool. */
@@ -27,17 +27,20 @@ export class SharedLending {
   get connection(): BackendConnection {
     return this.lease.connection;
   }
+
+  get queued(): number {
+    return this.units;
+  }
 }
 
+/** The lendings of this process's pools that pipelined reads may join (the rule: JoinableLendings, @dbproxy/pool). */
 export class Pipelines {
-  private readonly joinable = new Map<ConnectionPool, SharedLending[]>();
+  private readonly joinable = new JoinableLendings<ConnectionPool, SharedLending>();
 
   /** A lending others may join while its connection is out (the lease moves into it). */
   open(lease: Lease<BackendConnection>): SharedLending {
     const lending = new SharedLending(lease, lease.pool);
-    let list = this.joinable.get(lease.pool);
-    if (list === undefined) this.joinable.set(lease.pool, (list = []));
-    list.push(lending);
+    this.joinable.add(lease.pool, lending);
     return lending;
   }
 
@@ -49,45 +52,26 @@ export class Pipelines {
    */
   join(pool: ConnectionPool, depth: number, fits: (conn: BackendConnection) => boolean): SharedLending | undefined {
     if (!pool.saturated) return undefined;
-    const list = this.joinable.get(pool);
-    if (list === undefined) return undefined;
-    let best: SharedLending | undefined;
-    for (const lending of list) {
-      if (lending.joined >= depth || (best !== undefined && lending.units >= best.units)) continue;
-      if (lending.connection.alive && fits(lending.connection)) best = lending;
-    }
-    if (best === undefined) return undefined;
-    best.units++;
-    if (++best.joined >= depth) this.forget(best);
-    return best;
+    const lending = this.joinable.join(pool, depth, (l) => l.connection.alive && fits(l.connection));
+    if (lending !== undefined) lending.units++;
+    return lending;
   }
 
   /** No one joins it any more (its connection will be closed). */
   retire(lending: SharedLending): void {
     lending.reusable = false;
-    this.forget(lending);
+    this.joinable.remove(lending.pool, lending);
   }
 
   /** A session's command ended; true when it was the last (the lease is its to return). */
   leave(lending: SharedLending): boolean {
     if (--lending.units > 0) return false;
-    this.forget(lending);
+    this.joinable.remove(lending.pool, lending);
     return true;
   }
 
   /** Lendings open now (tests and metrics). */
   count(): number {
-    let n = 0;
-    for (const list of this.joinable.values()) n += list.length;
-    return n;
-  }
-
-  private forget(lending: SharedLending): void {
-    const list = this.joinable.get(lending.pool);
-    if (list === undefined) return;
-    const at = list.indexOf(lending);
-    if (at < 0) return;
-    list[at] = list[list.length - 1] as SharedLending;
-    list.pop();
+    return this.joinable.count();
   }
 }

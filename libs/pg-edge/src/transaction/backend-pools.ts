@@ -1,6 +1,6 @@
 // Transaction mode's pools: one bounded pool per backend (libs/pool), reconfigured per epoch,
 // retired when topology drains a backend or pins it to a new address.
-import { PoolSet, type ConnectionFactory, type Lease, type PoolStats } from '@dbproxy/pool';
+import { JoinableLendings, PoolSet, type ConnectionFactory, type JoinableLending, type Lease, type PoolStats } from '@dbproxy/pool';
 import type { TopologyView } from '@dbproxy/topology-client';
 import type { BackendConfig, BackendLoad } from '../backend-directory';
 import { sendCancelRequest } from '../backend-socket';
@@ -13,13 +13,13 @@ type PoolLease = Lease<PgBackendConnection>;
  * One lending of a pooled connection, shared by the units pipelined on it: the pool gets the
  * connection back when the last of them is done (answered, or its answers dropped).
  */
-class Lending {
+class Lending implements JoinableLending {
   /** Leases not yet released. */
   leases = 1;
   /** Units given up while others were queued: their answers are still being dropped. */
   discarding = 0;
-  /** Units run on this lending so far (bounded by pipeline_depth). */
-  units = 1;
+  /** Units run on this lending so far (bounded by pipeline_depth; counted by JoinableLendings). */
+  joined = 1;
   /** False once a unit failed on it: it is closed, not reused, when the last unit is done. */
   reusable = true;
   reason: string | undefined;
@@ -30,6 +30,17 @@ class Lending {
     /** Whether units may still join (every unit on it is a pipelinable read, none failed). */
     public joinable: boolean,
   ) {}
+
+  /** Units whose answers are still to come on the connection. */
+  get queued(): number {
+    return this.leases + this.discarding;
+  }
+}
+
+/** A lent connection a unit can be queued on now: open, not being cancelled, not paused for a slow client. */
+function usableForJoin(lending: Lending): boolean {
+  const conn = lending.connection;
+  return conn.alive && !conn.cancelled && !conn.stream.isPaused();
 }
 
 /** What a session holds for one unit (or for a transaction or pin): the connection and its lending. */
@@ -76,7 +87,7 @@ export class TransactionPools implements BackendLoad {
   private readonly resetFailures = new Map<string, number>();
   private resetTimeoutMs = 30_000;
   /** Lendings units may join, per backend (pipeline_depth > 1). */
-  private readonly joinable = new Map<string, Lending[]>();
+  private readonly joinable = new JoinableLendings<string, Lending>();
 
   constructor(private readonly topology: () => TopologyView) {}
 
@@ -132,17 +143,11 @@ export class TransactionPools implements BackendLoad {
    * that it goes back to the pool (and its waiters) after at most `depth`.
    */
   tryJoin(backend: string, depth: number): PgLease | undefined {
-    const lendings = this.joinable.get(backend);
-    if (lendings === undefined || lendings.length === 0 || !this.pools.get(backend)?.saturated) return undefined;
-    let best: Lending | undefined;
-    for (const lending of lendings) {
-      const conn = lending.connection;
-      if (!conn.alive || conn.cancelled || conn.stream.isPaused()) continue;
-      if (best === undefined || lending.leases + lending.discarding < best.leases + best.discarding) best = lending;
-    }
+    if (!this.pools.get(backend)?.saturated) return undefined;
+    const best = this.joinable.join(backend, depth, usableForJoin);
     if (best === undefined) return undefined;
     best.leases++;
-    if (++best.units >= depth) this.closeJoining(best);
+    if (best.joined >= depth) this.closeJoining(best);
     return new PgLease(best.connection, backend, best);
   }
 
@@ -203,20 +208,14 @@ export class TransactionPools implements BackendLoad {
 
   private lend(poolLease: PoolLease, joinable: boolean): PgLease {
     const lending = new Lending(poolLease, poolLease.connection, joinable);
-    if (joinable) {
-      let lendings = this.joinable.get(poolLease.backend);
-      if (lendings === undefined) this.joinable.set(poolLease.backend, (lendings = []));
-      lendings.push(lending);
-    }
+    if (joinable) this.joinable.add(poolLease.backend, lending);
     return new PgLease(lending.connection, poolLease.backend, lending);
   }
 
   private closeJoining(lending: Lending): void {
     if (!lending.joinable) return;
     lending.joinable = false;
-    const lendings = this.joinable.get(lending.poolLease.backend);
-    const at = lendings ? lendings.indexOf(lending) : -1;
-    if (at >= 0) (lendings as Lending[]).splice(at, 1);
+    this.joinable.remove(lending.poolLease.backend, lending);
   }
 
   load(backend: string): { inUse: number; waiters: number; capacity: number } {
