@@ -12,6 +12,7 @@ export type { ServiceDefinition, ServiceContext, RunningService, ServiceName, Ad
 export {
   adoptable,
   adoptSocket,
+  adoptSocketRaw,
   ByteReader,
   onreadBytes,
   onreadRanges,
@@ -19,7 +20,8 @@ export {
   readSocketRanges,
   type BytesListener,
   type RangeListener,
+  type RawListener,
 } from './sockets/scratch-reads';
-export { descriptorOf, writeDirect } from './sockets/direct-write';
+export { descriptorOf, writeDirect, writeDirectCopying } from './sockets/direct-write';
 export { StateMachine, IllegalTransition } from './state-machine';
 export { loadFrontendTls, type FrontendTls, type FrontendTlsMode } from './sockets/frontend-tls';

@@ -1,7 +1,7 @@
 // Two sockets that live and die together: raw piping with backpressure, and one close for both.
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
-import { descriptorOf, writeDirect } from '@dbproxy/runtime';
+import { descriptorOf, writeDirectCopying, type RawListener } from '@dbproxy/runtime';
 
 const LINGER_MS = 2_000;
 
@@ -11,11 +11,12 @@ export function pump(from: Socket, to: Socket): void {
 }
 
 /**
- * The sink of a socket read without the stream layer (`onread`): each chunk written to `to` at
- * once (straight to its descriptor when it is plain TCP), and `from` paused while `to` buffers
- * (what pipe() does, without the stream machinery).
+ * The sink of a socket read without the stream layer (`onread`): each read written to `to` at
+ * once, straight from the read's scratch to its descriptor when it is plain TCP (only bytes the
+ * kernel does not take are copied, into the stream), and `from` paused while `to` buffers (what
+ * pipe() does, without the stream machinery or a Buffer per read).
  */
-export function relayTo(to: Socket, from: Socket): (chunk: Buffer) => void {
+export function relayTo(to: Socket, from: Socket): RawListener {
   let waiting = false;
   const resume = () => {
     waiting = false;
@@ -23,8 +24,8 @@ export function relayTo(to: Socket, from: Socket): (chunk: Buffer) => void {
   };
   // a plain TCP target is written with one write(2) on its descriptor while nothing waits in its stream
   const fd = to instanceof TLSSocket ? -1 : descriptorOf(to);
-  return (chunk) => {
-    if ((fd >= 0 ? writeDirect(to, fd, chunk) : to.write(chunk)) || waiting) return;
+  return (buf, n) => {
+    if (writeDirectCopying(to, fd, buf, n) || waiting) return;
     waiting = true;
     from.pause();
     to.once('drain', resume);

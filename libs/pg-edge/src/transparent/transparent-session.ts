@@ -19,7 +19,7 @@ import { LOGIN_DEADLINE_MS, type EdgeContext, type EdgeEpoch, type ListenerRole 
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
 import { handleCancel, refuse } from '../session-common';
-import { adoptSocket, ByteReader, StateMachine } from '@dbproxy/runtime';
+import { adoptSocketRaw, ByteReader, StateMachine } from '@dbproxy/runtime';
 import { bindLifetimes, pump, relayTo } from './socket-pair';
 
 type State = 'startup' | 'connecting' | 'authenticating' | 'streaming' | 'closed';
@@ -143,8 +143,8 @@ export class TransparentSession {
 
   /** From now on the client's bytes go to the backend untouched: a plain client is read without the stream layer. */
   private clientToBackend(client: Socket, backend: Socket): Socket {
-    // adoptSocket never calls back synchronously: `relay` exists before the first chunk.
-    const adopted = adoptSocket(client, (chunk) => relay(chunk));
+    // adoptSocketRaw never calls back synchronously: `relay` exists before the first read.
+    const adopted = adoptSocketRaw(client, (buf, n) => relay(buf, n));
     if (adopted === null) {
       pump(client, backend);
       return client;
@@ -233,7 +233,7 @@ export class TransparentSession {
         const rest = framer.takeRemainder();
         if (rest.length > 0) client.write(rest);
         this.machine.transition('authenticating', 'streaming', 'ReadyForQuery');
-        if (reader) reader.sink = relayTo(client, backend);
+        if (reader) reader.rawSink = relayTo(client, backend);
         else pump(backend, client);
       }
     };

@@ -31,3 +31,20 @@ export function writeDirect(socket: Socket, fd: number, buf: Buffer, start = 0, 
   }
   return socket.write(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
 }
+
+/**
+ * writeDirect for bytes in a buffer that is reused after the call (a read's scratch): what the
+ * kernel takes is written from it as is, and only what it does not take is copied into the stream.
+ */
+export function writeDirectCopying(socket: Socket, fd: number, buf: Buffer, n: number): boolean {
+  let written = 0;
+  if (fd >= 0 && (socket as unknown as WithHandle)._handle !== null && socket.writableLength === 0) {
+    try {
+      written = writeSync(fd, buf, 0, n);
+    } catch {
+      // EAGAIN (the socket buffer is full) or a dead connection: the stream writes it or reports the error.
+    }
+    if (written === n) return true;
+  }
+  return socket.write(Buffer.from(buf.subarray(written, n)));
+}

@@ -19,6 +19,12 @@ import { TLSSocket } from 'node:tls';
 export type BytesListener = (chunk: Buffer) => void;
 /** The bytes of one read are `buf[start, end)`, never rewritten afterwards. */
 export type RangeListener = (buf: Buffer, start: number, end: number) => void;
+/**
+ * The bytes of one read are `buf[0, n)`, valid only during the call: the scratch is reused by
+ * the next read, so whatever must outlive the call is copied (a relay that writes them on at
+ * once copies nothing).
+ */
+export type RawListener = (buf: Buffer, n: number) => void;
 
 /** Reads are handled synchronously one at a time on the event loop, so one scratch serves every socket. */
 const SCRATCH = Buffer.allocUnsafe(64 * 1024);
@@ -81,10 +87,15 @@ const drop: BytesListener = () => undefined;
 export class ByteReader {
   private early: Buffer[] | undefined;
   private target: BytesListener | undefined;
+  private raw: RawListener | undefined;
 
   readonly onread: OnReadOpts = {
     buffer: SCRATCH,
     callback: (n: number): boolean => {
+      if (this.raw) {
+        this.raw(SCRATCH, n);
+        return true;
+      }
       const chunk = copyOut(n);
       if (this.target) this.target(chunk);
       else (this.early ??= []).push(chunk);
@@ -100,8 +111,17 @@ export class ByteReader {
     if (early) for (const chunk of early) listener(chunk);
   }
 
+  /** Where reads go from now on, uncopied (reads held since before any sink are delivered first). */
+  set rawSink(listener: RawListener) {
+    this.raw = listener;
+    const early = this.early;
+    this.early = undefined;
+    if (early) for (const chunk of early) listener(chunk, chunk.length);
+  }
+
   /** Reads arriving from now on are dropped (nobody owns the socket). */
   release(): void {
+    this.raw = undefined;
     this.target = drop;
   }
 }
@@ -133,6 +153,12 @@ function adopt(socket: Socket, onread: OnReadOpts, deliverEarly: (chunk: Buffer)
 export function adoptSocket(socket: Socket, onBytes: BytesListener, allowHalfOpen = socket.allowHalfOpen): Socket | null {
   if (!adoptable(socket)) return null;
   return adopt(socket, onreadBytes(onBytes), onBytes, allowHalfOpen);
+}
+
+/** adoptSocket with each read handed over uncopied (RawListener); null when the socket cannot be adopted. */
+export function adoptSocketRaw(socket: Socket, onRaw: RawListener, allowHalfOpen = socket.allowHalfOpen): Socket | null {
+  if (!adoptable(socket)) return null;
+  return adopt(socket, { buffer: SCRATCH, callback: (n: number) => (onRaw(SCRATCH, n), true) }, (chunk) => onRaw(chunk, chunk.length), allowHalfOpen);
 }
 
 /** adoptSocket, or the stream path ('data' events) for a socket that cannot be adopted. */

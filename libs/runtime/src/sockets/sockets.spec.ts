@@ -2,8 +2,8 @@
 // sockets, onread backends (own Buffers and slab ranges), direct writes.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
-import { descriptorOf, writeDirect } from './direct-write';
-import { adoptable, adoptSocket, ByteReader, onreadRanges, readSocket } from './scratch-reads';
+import { descriptorOf, writeDirect, writeDirectCopying } from './direct-write';
+import { adoptable, adoptSocket, adoptSocketRaw, ByteReader, onreadRanges, readSocket } from './scratch-reads';
 
 async function listening(onConnection: (socket: Socket) => void): Promise<{ server: Server; port: number }> {
   const server = createServer(onConnection);
@@ -119,6 +119,72 @@ describe('onread backends', () => {
     await once(backend, 'end');
     expect(ranges.map(([buf, start, end]) => buf.toString('latin1', start, end)).join('')).toBe('onetwo');
     backend.destroy();
+    server.close();
+  });
+});
+
+describe('uncopied reads', () => {
+  it('ByteReader.rawSink gets held reads first, then each read as scratch bytes valid during the call', async () => {
+    const { server, port } = await listening((socket) => {
+      socket.write('held');
+      setTimeout(() => socket.write('one'), 50);
+      setTimeout(() => socket.end('two'), 100);
+    });
+    const reader = new ByteReader();
+    const backend = connect({ port, host: '127.0.0.1', onread: reader.onread });
+    await new Promise((r) => setTimeout(r, 30));
+    const received = collect();
+    const views: Buffer[] = [];
+    reader.rawSink = (buf, n) => {
+      views.push(buf);
+      received.chunks.push(Buffer.from(buf.subarray(0, n))); // copied within the call, as a relay's remainder is
+    };
+    await received.until('heldonetwo');
+    expect(views.length).toBeGreaterThanOrEqual(2);
+    expect(views[1]).toBe(views[views.length - 1]); // every read after the held one lands in the same scratch
+    backend.destroy();
+    server.close();
+  });
+
+  it('adoptSocketRaw delivers bytes buffered before adoption, then later reads', async () => {
+    const { server, client, original } = await acceptedWithEarlyBytes();
+    const received = collect();
+    const adopted = adoptSocketRaw(original, (buf, n) => received.chunks.push(Buffer.from(buf.subarray(0, n))));
+    expect(adopted).not.toBeNull();
+    client.write('late');
+    await received.until('early late');
+    adopted?.destroy();
+    client.destroy();
+    server.close();
+  });
+
+  it('writeDirectCopying writes what the kernel takes and copies only the rest into the stream, in order', async () => {
+    let peer: Socket | undefined;
+    const { server, port } = await listening((socket) => {
+      socket.pause(); // reads nothing until the end: the socket buffers fill
+      peer = socket;
+    });
+    const writer = connect({ port, host: '127.0.0.1' });
+    await once(writer, 'connect');
+    for (let i = 0; i < 200 && peer === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    const fd = descriptorOf(writer);
+    const scratch = Buffer.alloc(256 * 1024);
+    const expected: Buffer[] = [];
+    let buffered = false;
+    for (let round = 0; round < 64 && !buffered; round++) {
+      scratch.fill(round % 251);
+      expected.push(Buffer.from(scratch));
+      buffered = !writeDirectCopying(writer, fd, scratch, scratch.length);
+    }
+    expect(buffered).toBe(true); // the kernel stopped taking bytes: the rest went to the stream, copied
+    scratch.fill(255); // the caller reuses its buffer at once
+    writer.end();
+    const got: Buffer[] = [];
+    const reader = peer as Socket;
+    reader.on('data', (c: Buffer) => got.push(c));
+    reader.resume();
+    await once(reader, 'end');
+    expect(Buffer.concat(got).equals(Buffer.concat(expected))).toBe(true);
     server.close();
   });
 });
