@@ -3,7 +3,7 @@
 import type { Lease } from '@dbproxy/pool';
 import type { BackendConnection } from './backend-connection';
 import type { ConnectionPool } from './parked-leases';
-import { Pipelines } from './pipelines';
+import { Pipelines, type SharedLending } from './pipelines';
 
 function fakePool(saturated: boolean): ConnectionPool {
   return { backend: 'db', saturated } as unknown as ConnectionPool;
@@ -13,7 +13,8 @@ function lease(pool: ConnectionPool, id: number, alive = true): Lease<BackendCon
   return { pool, connection: { id, alive } as BackendConnection } as unknown as Lease<BackendConnection>;
 }
 
-const any = (): boolean => true;
+/** What an exchange checks first: the lending's connection is open. */
+const any = (lending: SharedLending): boolean => lending.connection.alive;
 
 describe('Pipelines', () => {
   it('joins only while the pool is saturated', () => {
@@ -35,7 +36,7 @@ describe('Pipelines', () => {
     const dead = pipelines.open(lease(pool, 3, false));
     expect(pipelines.join(pool, 3, any)).toBe(a);
     expect(pipelines.join(pool, 3, any)).toBe(b);
-    expect(pipelines.join(pool, 3, (conn) => conn.id === 2)).toBe(b);
+    expect(pipelines.join(pool, 3, (lending) => lending.connection.id === 2)).toBe(b);
     expect(pipelines.join(pool, 3, any)).toBe(a);
     expect([a.units, b.units]).toEqual([3, 3]);
     expect(pipelines.join(pool, 3, any)).toBeUndefined(); // both at the depth; the dead one is never chosen

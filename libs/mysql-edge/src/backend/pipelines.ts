@@ -45,14 +45,14 @@ export class Pipelines {
   }
 
   /**
-   * The lending of a saturated pool with the fewest sessions whose connection `fits` the command
-   * (same schema and character set, statement prepared there); it counts one more. A lending takes
+   * The lending of a saturated pool with the fewest sessions that `fits` the command (connection
+   * open, same schema and character set, statement prepared there); it counts one more. A lending takes
    * at most `depth` sessions in all, then stops taking joiners: its connection then goes back to the
    * pool when they are done, so waiting writes and transactions get their turn.
    */
-  join(pool: ConnectionPool, depth: number, fits: (conn: BackendConnection) => boolean): SharedLending | undefined {
+  join(pool: ConnectionPool, depth: number, fits: (lending: SharedLending) => boolean): SharedLending | undefined {
     if (!pool.saturated) return undefined;
-    const lending = this.joinable.join(pool, depth, (l) => l.connection.alive && fits(l.connection));
+    const lending = this.joinable.join(pool, depth, fits);
     if (lending !== undefined) lending.units++;
     return lending;
   }

@@ -158,10 +158,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     );
   }
 
-  /** A shared connection this command can join: nothing to replay, its statement prepared there. */
-  private readonly fits = (conn: BackendConnection): boolean => {
+  /** A lending this command can join: its connection open, nothing to replay, its statement prepared there. */
+  private readonly fits = (lending: SharedLending): boolean => {
+    const conn = lending.connection;
     const owner = this.owner;
-    if (conn.dirty || conn.paused || conn.charsetKey !== owner.charsetKey || (owner.schema !== null && conn.schema !== owner.schema)) return false;
+    if (!conn.alive || conn.dirty || conn.paused || conn.charsetKey !== owner.charsetKey || (owner.schema !== null && conn.schema !== owner.schema)) return false;
     if (this.kind === 'query') return true;
     const statement = this.statement;
     return this.kind === 'execute' && statement !== null && statement.longData === null && conn.statements.get(statement.entry) !== undefined;

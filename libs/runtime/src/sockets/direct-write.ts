@@ -17,18 +17,22 @@ export function descriptorOf(socket: Socket): number {
   return typeof fd === 'number' && fd >= 0 ? fd : -1;
 }
 
+/** What the kernel takes of `buf[start, end)` now, written on the descriptor (0 when the stream must write it all). */
+function writeNow(socket: Socket, fd: number, buf: Buffer, start: number, end: number): number {
+  if (fd < 0 || (socket as unknown as WithHandle)._handle === null || socket.writableLength !== 0) return 0;
+  try {
+    return writeSync(fd, buf, start, end - start);
+  } catch {
+    // EAGAIN (the socket buffer is full) or a dead connection: the stream writes it or reports the error.
+    return 0;
+  }
+}
+
 /** Writes `buf[start, end)` to `socket` (descriptor `fd`, or -1 for the stream path); false when the socket buffers, as socket.write. */
 export function writeDirect(socket: Socket, fd: number, buf: Buffer, start = 0, end = buf.length): boolean {
-  if (fd >= 0 && (socket as unknown as WithHandle)._handle !== null && socket.writableLength === 0) {
-    let written = 0;
-    try {
-      written = writeSync(fd, buf, start, end - start);
-    } catch {
-      // EAGAIN (the socket buffer is full) or a dead connection: the stream writes it or reports the error.
-    }
-    if (written === end - start) return true;
-    start += written;
-  }
+  const written = writeNow(socket, fd, buf, start, end);
+  if (written === end - start) return true;
+  start += written;
   return socket.write(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
 }
 
@@ -37,14 +41,7 @@ export function writeDirect(socket: Socket, fd: number, buf: Buffer, start = 0, 
  * kernel takes is written from it as is, and only what it does not take is copied into the stream.
  */
 export function writeDirectCopying(socket: Socket, fd: number, buf: Buffer, n: number): boolean {
-  let written = 0;
-  if (fd >= 0 && (socket as unknown as WithHandle)._handle !== null && socket.writableLength === 0) {
-    try {
-      written = writeSync(fd, buf, 0, n);
-    } catch {
-      // EAGAIN (the socket buffer is full) or a dead connection: the stream writes it or reports the error.
-    }
-    if (written === n) return true;
-  }
+  const written = writeNow(socket, fd, buf, 0, n);
+  if (written === n) return true;
   return socket.write(Buffer.from(buf.subarray(written, n)));
 }

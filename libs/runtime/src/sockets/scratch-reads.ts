@@ -105,6 +105,7 @@ export class ByteReader {
 
   /** Where reads go from now on (reads held since before any sink are delivered first). */
   set sink(listener: BytesListener) {
+    this.raw = undefined;
     this.target = listener;
     const early = this.early;
     this.early = undefined;
