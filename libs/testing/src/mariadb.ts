@@ -1,5 +1,5 @@
 // MariaDB primary with replicas on real GTID replication, each a fresh copy of a mariadb-install-db template.
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { InvalidOption, ReplicationFailed } from './errors';
@@ -92,9 +92,20 @@ function mariaDbTemplate(): Promise<string> {
   return cachedTemplate('mariadb', fingerprint, async (dir) => {
     const sqlFile = join(dir, 'template.sql');
     await writeFile(sqlFile, TEMPLATE_SQL);
-    const args = ['--no-defaults', ...asRoot(), `--datadir=${join(dir, 'data')}`, `--extra-file=${sqlFile}`, ...installArgs];
+    const args = ['--no-defaults', ...asRoot(), `--datadir=${join(dir, 'data')}`, `--extra-file=${sqlFile}`, ...installArgs, `--tmpdir=${await ownTmpDir(dir)}`];
     await runCommand(findBinary('mariadb-install-db'), args, { cwd: dir });
   });
+}
+
+/**
+ * A server's own temporary directory. mariadbd deletes every `#sql*` file in its tmpdir when it
+ * starts, so a test server sharing /tmp with the machine's MariaDB would delete that server's
+ * in-use temporary tables (its queries then fail with "Error on delete of '/tmp/#sql-temptable-…'").
+ */
+async function ownTmpDir(dir: string): Promise<string> {
+  const path = join(dir, 'tmp');
+  await mkdir(path, { recursive: true });
+  return path;
 }
 
 /** Runs `work` on a fresh root connection to `server`. */
@@ -115,6 +126,7 @@ async function startNode(group: ServerGroup, template: string, name: string, ser
   const dir = await group.memberDir(name);
   const dataDir = join(dir, 'data');
   await copyTree(join(template, 'data'), dataDir);
+  const tmpDir = await ownTmpDir(dir);
   const launch: ServerLaunch = {
     name: `mariadb ${name}`,
     dir,
@@ -127,6 +139,7 @@ async function startNode(group: ServerGroup, template: string, name: string, ser
       `--port=${port}`,
       `--socket=${join(dir, 'mariadbd.sock')}`,
       `--pid-file=${join(dir, 'mariadbd.pid')}`,
+      `--tmpdir=${tmpDir}`,
       `--server-id=${serverId}`,
       ...(replica ? ['--read-only=ON'] : []),
       ...INNODB_FILE_OPTIONS,

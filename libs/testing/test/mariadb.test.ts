@@ -1,5 +1,7 @@
 // startMariaDb: a primary and replicas on real GTID replication, on their own ports and files.
 import { existsSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { startMariaDb, type MariaDbServer, type ReplicatedServers } from '../src';
@@ -79,6 +81,23 @@ describe('startMariaDb', () => {
     await replicas[0].start();
     await cluster.waitForReplicaCatchUp();
     expect(await query(replicas[0], 'SELECT name FROM app.items WHERE id = 3')).toEqual([{ name: 'while replica down' }]);
+  });
+
+  it('keeps its temporary files in its own directory and leaves the machine\'s #sql files alone when it starts', async () => {
+    // mariadbd deletes every #sql* file in its tmpdir on start: in a shared /tmp those are the
+    // machine's MariaDB's in-use temporary tables.
+    const probe = join(tmpdir(), `#sql-temptable-dbproxy-probe-${process.pid}.MAI`);
+    await writeFile(probe, '');
+    try {
+      const { primary } = cluster;
+      await primary.stop();
+      await primary.start();
+      expect(existsSync(probe)).toBe(true);
+      const [row] = await query(primary, 'SELECT @@tmpdir AS dir');
+      expect(String(row.dir).startsWith(cluster.dir)).toBe(true);
+    } finally {
+      await rm(probe, { force: true });
+    }
   });
 
   it('reports its log file, which holds the server output', () => {
