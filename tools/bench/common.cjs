@@ -19,6 +19,39 @@ const opt = (name, fallback) => {
   return at >= 0 ? args[at + 1] : fallback;
 };
 
+/** The leading `//` comment block of `script` (after the shebang): its usage text. */
+function usageOf(script) {
+  const lines = readFileSync(script, 'utf8').split('\n');
+  const start = lines[0].startsWith('#!') ? 1 : 0;
+  const end = lines.findIndex((line, i) => i >= start && !line.startsWith('//'));
+  return lines.slice(start, end < 0 ? undefined : end).map((line) => line.replace(/^\/\/ ?/, '')).join('\n');
+}
+
+/**
+ * Checks the command line before a benchmark installs or starts anything: `--help` prints the
+ * script's usage and exits 0; an option the script does not take, or a value option without its
+ * value, prints the usage and exits 2.
+ */
+function checkOptions(script, { values = [], flags = [] }) {
+  const refuse = (why) => {
+    process.stderr.write(`${why}\n\n${usageOf(script)}\n`);
+    process.exit(2);
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${usageOf(script)}\n`);
+      process.exit(0);
+    }
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name !== undefined && flags.includes(name)) continue;
+    if (name === undefined || !values.includes(name)) refuse(`unknown option: ${arg}`);
+    const value = args[i + 1];
+    if (value === undefined || [...values, ...flags].includes(value.replace(/^--/, ''))) refuse(`${arg} needs a value`);
+    i++;
+  }
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The path of `binary`, installing Debian package `pkg` with apt-get first when it is missing. */
@@ -138,4 +171,4 @@ function machineTicks() {
 /** Share of the machine's CPU left idle between two machineTicks() readings (0..1). */
 const idleShare = (before, after) => (after.total > before.total ? (after.idle - before.idle) / (after.total - before.total) : NaN);
 
-module.exports = { ROOT, args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, rssBytes, treePids, treeCpu, treeRss, fmt, pad, ratio, loadAverage, machineTicks, idleShare };
+module.exports = { ROOT, args, opt, checkOptions, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, rssBytes, treePids, treeCpu, treeRss, fmt, pad, ratio, loadAverage, machineTicks, idleShare };

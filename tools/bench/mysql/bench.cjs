@@ -29,7 +29,9 @@ const { mkdtempSync, writeFileSync, readFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src/index.ts');
-const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt } = require('../common.cjs');
+const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt, checkOptions } = require('../common.cjs');
+
+checkOptions(__filename, { values: ['duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only'] });
 
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const ROUNDS = Number(opt('rounds', '1'));

@@ -27,7 +27,9 @@ const { spawn, execFileSync } = require('node:child_process');
 const { mkdtempSync, writeFileSync, chownSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, machineTicks, idleShare } = require('../common.cjs');
+const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, machineTicks, idleShare, checkOptions } = require('../common.cjs');
+
+checkOptions(__filename, { values: ['duration', 'idle', 'rounds', 'clients', 'protocols', 'pipeline-depth', 'pipeline-pool', 'workers', 'perf', 'strace'], flags: ['quick', 'select-only', 'no-direct', 'memory-only', 'soak', 'no-memory'] });
 const { startPostgres, startNats, freePort } = require('../../../libs/testing/src/index.ts');
 const { IdleClients } = require('./idle-clients.cjs');
 

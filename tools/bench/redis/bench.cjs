@@ -16,7 +16,9 @@ const { spawn } = require('node:child_process');
 const { mkdtempSync, writeFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage } = require('../common.cjs');
+const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions } = require('../common.cjs');
+
+checkOptions(__filename, { values: ['requests', 'rounds', 'workers'], flags: ['quick', 'focus'] });
 
 const { startRedis, startRedisCluster, startNats, freePort } = require(join(ROOT, 'dist', 'libs', 'testing', 'src', 'index.js'));
 
