@@ -43,7 +43,7 @@ export const pgEdgeService: ServiceDefinition = {
     const topology = new TopologyClient({ bus: ctx.bus, protocol: 'postgres', config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
     let epoch = buildEpoch(ctx.config.current(), topology);
     const pools = new TransactionPools(() => topology.current());
-    const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: [], multiShard: 'reject', cacheSize: e.config.postgres.classification_cache_size, maxParseTokens: e.config.postgres.max_parse_tokens }));
+    const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: [], multiShard: 'reject', cacheSize: e.config.postgres.classification_cache_size, allowedFunctions: [...e.config.postgres.allowed_functions], maxParseTokens: e.config.postgres.max_parse_tokens }));
     pools.configure(epoch);
     const shardOf = new Map(epoch.config.postgres_backends.map((b) => [b.name, b]));
     // a primary whose workers serve every connection has empty pools: only the workers' count

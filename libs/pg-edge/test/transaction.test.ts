@@ -36,7 +36,8 @@ pool_max_per_backend = 10
 max_result_rows = 1000
 max_result_bytes = 1000000
 query_timeout_seconds = 3
-read_after_write_seconds = 2`,
+read_after_write_seconds = 2
+allowed_functions = ["balance_of", "reports.\\"Total\\""]`,
     `[[users]]
 name = "app"
 password = "app-secret"
@@ -49,6 +50,11 @@ postgres_auth_method = "md5"`,
   await setup.connect();
   await setup.query('CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL, note text)');
   await setup.query("INSERT INTO accounts SELECT g, 1000, 'seed' FROM generate_series(1, 2000) g");
+  await setup.query('CREATE FUNCTION balance_of(int) RETURNS bigint STABLE LANGUAGE sql AS $$ SELECT balance FROM accounts WHERE id = $1 $$');
+  await setup.query('CREATE FUNCTION note_of(int) RETURNS text STABLE LANGUAGE sql AS $$ SELECT note FROM accounts WHERE id = $1 $$');
+  await setup.query('CREATE SCHEMA reports');
+  await setup.query('CREATE FUNCTION reports."Total"() RETURNS numeric STABLE LANGUAGE sql AS $$ SELECT sum(balance) FROM accounts $$');
+  await setup.query('CREATE FUNCTION reports.total() RETURNS numeric STABLE LANGUAGE sql AS $$ SELECT 0::numeric $$');
   await setup.end();
   await pg.waitForReplicaCatchUp();
 });
@@ -106,6 +112,22 @@ describe('routing and pinning', () => {
     const metrics = await edge.metrics();
     expect(metrics).toMatch(/dbproxy_pg_query_routes_total\{route="replica",listener="read_write"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/dbproxy_pg_query_routes_total\{route="primary",listener="read_write"[^}]*\} [1-9]/);
+  });
+
+  it('runs reads calling a user-defined function on the primary unless allowed_functions names it', async () => {
+    const ro = "current_setting('transaction_read_only') AS ro";
+    expect(await readsRunWhere(`SELECT balance_of(3) AS v, ${ro}`)).toEqual({ v: '1000', ro: 'on' });
+    expect(await readsRunWhere(`SELECT note_of(3) AS v, ${ro}`)).toEqual({ v: 'seed', ro: 'off' });
+    // a quoted entry matches only that exact name, as PostgreSQL resolves it
+    expect((await readsRunWhere(`SELECT reports."Total"() > 0 AS v, ${ro}`)).ro).toBe('on');
+    expect(await readsRunWhere(`SELECT reports.total() AS v, ${ro}`)).toEqual({ v: '0', ro: 'off' });
+    const c = await connect(edge.rwPort);
+    try {
+      const extended = await c.query({ text: `SELECT balance_of($1) AS v, ${ro}`, values: [4] });
+      expect(extended.rows[0]).toEqual({ v: '1000', ro: 'on' });
+    } finally {
+      await c.end();
+    }
   });
 
   it('reads its own write at once (read-after-write window) through the primary', async () => {

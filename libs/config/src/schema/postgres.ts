@@ -34,6 +34,8 @@ export const postgresSection = z
     max_message_bytes: positiveInt.default(67108864),
     max_prepared_statements: positiveInt.default(1024),
     classification_cache_size: positiveInt.default(10000),
+    /** Transaction mode: user-defined functions (`name` or `schema.name`) a read may call and still run on a replica. */
+    allowed_functions: z.array(z.string().min(1)).default([]),
     /** Bound on node-sql-parser's work per new statement shape (SqlRouter maxParseTokens); longer statements are not parsed. */
     max_parse_tokens: positiveInt.default(200),
     pressure_margin: z.number().min(0).max(10).default(0.25),
