@@ -171,4 +171,44 @@ function machineTicks() {
 /** Share of the machine's CPU left idle between two machineTicks() readings (0..1). */
 const idleShare = (before, after) => (after.total > before.total ? (after.idle - before.idle) / (after.total - before.total) : NaN);
 
-module.exports = { ROOT, args, opt, checkOptions, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, rssBytes, treePids, treeCpu, treeRss, fmt, pad, ratio, loadAverage, machineTicks, idleShare };
+/** Synchronous cleanups (temporary files) to run when the benchmark is interrupted. */
+const interruptCleanups = [];
+function onInterrupt(cleanup) {
+  interruptCleanups.push(cleanup);
+}
+
+/** A libs/testing directory watcher (`sh -c 'read _unused; …; rm -rf DIR'`): it must outlive us to do its job. */
+function isDirectoryWatcher(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('read _unused');
+  } catch {
+    return true; // gone already
+  }
+}
+
+// Interrupted (Ctrl-C, kill), a benchmark stops every process it started (proxies, PgBouncer,
+// haproxy, load generators) instead of leaving them running to disturb the next measurement;
+// libs/testing's servers and directories are stopped and removed by its own watchers at exit.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(signal, () => {
+    const pids = treePids(process.pid).filter((pid) => pid !== process.pid && !isDirectoryWatcher(pid));
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+    for (const cleanup of interruptCleanups) {
+      try {
+        cleanup();
+      } catch {
+        // best effort
+      }
+    }
+    process.stderr.write(`\ninterrupted (${signal}): stopped ${pids.length} processes\n`);
+    process.exit(130);
+  });
+}
+
+module.exports = { ROOT, onInterrupt, args, opt, checkOptions, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, rssBytes, treePids, treeCpu, treeRss, fmt, pad, ratio, loadAverage, machineTicks, idleShare };

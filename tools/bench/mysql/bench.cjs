@@ -29,7 +29,7 @@ const { mkdtempSync, writeFileSync, readFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src/index.ts');
-const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt, checkOptions } = require('../common.cjs');
+const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt, checkOptions, onInterrupt } = require('../common.cjs');
 
 checkOptions(__filename, { values: ['duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only'] });
 
@@ -190,6 +190,7 @@ async function main() {
   ensureInstalled('sysbench');
   ensureInstalled('haproxy');
   const dir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-mysql-'));
+  onInterrupt(() => rmSync(dir, { recursive: true, force: true }));
   // the sysbench tables (~20 MiB) in memory: the test servers' 16 MiB buffer pool made every
   // proxy's point selects pay for page misses in MariaDB
   const db = await startMariaDb({ replicas: 1, settings: { 'innodb-buffer-pool-size': '256M' } });

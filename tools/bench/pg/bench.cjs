@@ -27,7 +27,7 @@ const { spawn, execFileSync } = require('node:child_process');
 const { mkdtempSync, writeFileSync, chownSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, machineTicks, idleShare, checkOptions } = require('../common.cjs');
+const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, machineTicks, idleShare, checkOptions, onInterrupt } = require('../common.cjs');
 
 checkOptions(__filename, { values: ['duration', 'idle', 'rounds', 'clients', 'protocols', 'pipeline-depth', 'pipeline-pool', 'workers', 'perf', 'strace'], flags: ['quick', 'select-only', 'no-direct', 'memory-only', 'soak', 'no-memory'] });
 const { startPostgres, startNats, freePort } = require('../../../libs/testing/src/index.ts');
@@ -168,6 +168,7 @@ const PROTOCOLS = [
 async function main() {
   const bouncerBin = ensureInstalled('pgbouncer');
   const dir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-pg-'));
+  onInterrupt(() => rmSync(dir, { recursive: true, force: true }));
   console.log(`starting PostgreSQL (libs/testing)...`);
   // The pgbench tables in memory; four proxies' pools plus transparent mode's 50 clients.
   const pg = await startPostgres({ replicas: 0, settings: { shared_buffers: '256MB', max_connections: '300' } });

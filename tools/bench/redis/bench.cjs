@@ -16,7 +16,7 @@ const { spawn } = require('node:child_process');
 const { mkdtempSync, writeFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions } = require('../common.cjs');
+const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions, onInterrupt } = require('../common.cjs');
 
 checkOptions(__filename, { values: ['requests', 'rounds', 'workers'], flags: ['quick', 'focus'] });
 
@@ -144,6 +144,7 @@ async function focused(twemproxy, commandMode) {
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'redis-bench-'));
+  onInterrupt(() => rmSync(dir, { recursive: true, force: true }));
   const idle = { destroy: async () => {} };
   const [single, cluster, nats] = FOCUS ? [await startRedis({ replicas: 0 }), idle, idle] : await Promise.all([startRedis({ replicas: 0 }), startRedisCluster({ masters: 3 }), startNats()]);
   try {
