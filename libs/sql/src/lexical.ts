@@ -4,7 +4,7 @@ import { NO_SESSION_EFFECT } from './classification';
 import { Kw } from './keywords';
 import { NormTok } from './fingerprint';
 import { TokenCursor } from './normalized';
-import { scanSafety } from './read-safety';
+import { inTempSchema, scanSafety } from './read-safety';
 import { guessTables } from './table-guess';
 import { Tok, type Dialect } from './tokenizer';
 import { classifySet } from './set-statement';
@@ -112,7 +112,7 @@ function commandShape(c: TokenCursor, i: number, dialect: Dialect): Shape {
     case Kw.COPY:
       return { family: 'write', command };
     case Kw.CREATE:
-      return createShape(c, i, command);
+      return createShape(c, i, command, dialect);
     case Kw.DROP:
       return c.kw(i + 1) === Kw.TEMPORARY ? { family: 'session_state', command, session: pin('temporary table') } : { family: 'ddl', command, parse: true };
     case Kw.ANALYZE:
@@ -142,11 +142,15 @@ function withShape(c: TokenCursor, i: number, dialect: Dialect): Shape {
   return { ...commandShape(c, j, dialect), parse: true };
 }
 
-function createShape(c: TokenCursor, i: number, command: string): Shape {
+function createShape(c: TokenCursor, i: number, command: string, dialect: Dialect): Shape {
   let j = i + 1;
   if (c.kw(j) === Kw.OR && c.kw(j + 1) === Kw.REPLACE) j += 2;
   if (c.kw(j) === Kw.GLOBAL || c.kw(j) === Kw.LOCAL) j++;
   if (c.kw(j) === Kw.TEMPORARY || c.kw(j) === Kw.TEMP) return { family: 'session_state', command, session: pin('temporary table'), parse: true };
+  // CREATE [UNLOGGED] TABLE | VIEW | SEQUENCE ... pg_temp.name: a temporary object named by its schema
+  for (let k = j; dialect === 'postgresql' && k < Math.min(c.length, j + 8) && c.at(k)?.kind !== Tok.LParen; k++) {
+    if (inTempSchema(c, k)) return { family: 'session_state', command, session: pin('temporary table'), parse: true };
+  }
   return { family: 'ddl', command, parse: true };
 }
 

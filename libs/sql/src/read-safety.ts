@@ -85,8 +85,21 @@ function intoClause(c: TokenCursor, i: number, dialect: Dialect, facts: SafetyFa
     }
   } else {
     add(facts, 'select_into', dialect === 'postgresql' ? 'SELECT ... INTO creates a table' : 'SELECT ... INTO assigns variables');
-    if (dialect === 'postgresql') facts.createsTable = true;
+    if (dialect === 'postgresql') {
+      facts.createsTable = true;
+      // SELECT ... INTO [GLOBAL | LOCAL] TEMP[ORARY] [TABLE] t, or INTO pg_temp.t: a table only this session sees
+      let j = i + 1;
+      if (c.kw(j) === Kw.GLOBAL || c.kw(j) === Kw.LOCAL) j++;
+      if (c.kw(j) === Kw.TEMPORARY || c.kw(j) === Kw.TEMP || inTempSchema(c, j)) facts.pinReason ??= 'temporary table';
+    }
   }
+}
+
+/** `pg_temp.name` (or `pg_temp_N.name`) at `j`: PostgreSQL's schema for the session's temporary objects. */
+export function inTempSchema(c: TokenCursor, j: number): boolean {
+  const t = c.at(j);
+  if (t === undefined || (t.kind !== Tok.Word && t.kind !== Tok.QuotedIdent) || c.at(j + 1)?.kind !== Tok.Dot) return false;
+  return /^pg_temp(_\d+)?$/.test(t.kind === Tok.Word ? identifierName(t).toLowerCase() : identifierName(t));
 }
 
 function writesInCte(c: TokenCursor, i: number): boolean {

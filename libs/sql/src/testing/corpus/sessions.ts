@@ -91,6 +91,14 @@ pg.add('EXECUTE q(1)', 'session_state', 'primary', 'unsharded', { session: 'pin'
 pg.add('DEALLOCATE q', 'session_state', 'primary', 'unsharded', { session: 'pin' });
 pg.add('CREATE TEMP TABLE tmp AS SELECT 1 AS x', 'session_state', 'primary', 'unsharded', { session: 'pin' });
 pg.add('CREATE LOCAL TEMPORARY TABLE scratch (id int)', 'session_state', 'primary', 'unsharded', { session: 'pin' });
+pg.add('CREATE TABLE pg_temp.scratch (id int)', 'session_state', 'primary', 'unsharded', { session: 'pin' });
+pg.add('CREATE UNLOGGED TABLE IF NOT EXISTS PG_TEMP.scratch AS SELECT 1 AS x', 'session_state', 'primary', 'unsharded', { session: 'pin' });
+pg.add('CREATE VIEW pg_temp_3.v AS SELECT 1 AS x', 'session_state', 'primary', 'unsharded', { session: 'pin' });
+pg.add('CREATE TABLE reports.pg_temp_notes (id int)', 'ddl', 'primary', 'unsharded', { session: 'none' });
+pg.add('SELECT 42 AS secret INTO TEMP leaked', 'ddl', 'primary', 'unsharded', { session: 'pin' });
+pg.add('SELECT 42 AS secret INTO LOCAL TEMPORARY TABLE leaked', 'ddl', 'primary', 'unsharded', { session: 'pin' });
+pg.add('SELECT 42 AS secret INTO pg_temp.leaked', 'ddl', 'primary', 'unsharded', { session: 'pin' });
+pg.add('SELECT 42 AS answer INTO archive_answers', 'ddl', 'primary', 'unsharded', { session: 'none' });
 pg.add('EXPLAIN SELECT * FROM "User" WHERE "id" = 1', 'utility', 'primary', 'unsharded');
 pg.add('EXPLAIN ANALYZE DELETE FROM "User" WHERE "id" = 1', 'write', 'primary', 'reject:DBP_ERR_SQL_SHARD_UNSUPPORTED');
 pg.add('EXPLAIN (ANALYZE, BUFFERS) SELECT * FROM pgbench_branches', 'utility', 'primary', 'unsharded');

@@ -136,7 +136,7 @@ pg.add('SELECT pg_try_advisory_lock(1)', 'read', 'primary', 'unsharded', { sessi
 pg.add('SELECT txid_current()', 'read', 'primary', 'unsharded', { reasons: ['state_function'] });
 pg.add('SELECT pg_current_wal_lsn()', 'read', 'primary', 'unsharded');
 pg.add("SELECT pg_notify('jobs', 'x')", 'read', 'primary', 'unsharded', { reasons: ['side_effect_function'] });
-pg.add('SELECT * INTO TEMP new_users FROM "User" WHERE "id" = 1', 'ddl', 'primary', 'reject:DBP_ERR_SQL_SHARD_UNSUPPORTED');
+pg.add('SELECT * INTO TEMP new_users FROM "User" WHERE "id" = 1', 'ddl', 'primary', 'reject:DBP_ERR_SQL_SHARD_UNSUPPORTED', { session: 'pin' });
 pg.add("SELECT data->>'name' FROM events WHERE data ? 'name' AND id = $1", 'read', 'replica', 'unsharded', { params: [1] });
 pg.add("SELECT * FROM events WHERE payload @> '{\"a\": 1}'::jsonb", 'read', 'replica', 'unsharded');
 pg.add("SELECT * FROM orders WHERE created = DATE '2020-01-01' AND customer_id = 5", 'read', 'replica', ['p1'], { keys: [5] });
