@@ -3,8 +3,9 @@
 // credential in transaction mode, and towards backends with chain, hostname, private CA and client
 // certificate (checked by the edge, and by the topology service, which finds a mismatched backend down).
 import { readFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { Client, type ClientConfig } from 'pg';
-import { startPostgres, tmpDir, type PostgresServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
+import { freePort, startPostgres, tmpDir, type PostgresServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
 import { openBackendSocket } from '../src/backend-socket';
 import { enableServerTls, makePki, type Pki } from './certificates';
@@ -65,6 +66,49 @@ describe('transparent mode', () => {
     expect(row.ssl).toBe(false); // the proxy terminated it; its own hop to the backend is plain here
     const plain = await sslOf({ port: edge.rwPort, user: 'postgres', options: '-c dbproxy.shard=eu' });
     expect(plain.ssl).toBe(false);
+  });
+
+  it('sends a refusal after terminating TLS inside the TLS session (no usable replica, no fallback)', async () => {
+    edge = await startEdge(
+      [{ name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary' }],
+      'routing_mode = "transparent"\nfallback_to_primary = false\n[postgres.sharding]\nenabled = true\nmap = { kind = "value", values = { eu = "default" } }',
+      `[proxy.tls]\nmode = "optional"\ncert_path = "${pki.server.cert}"\nkey_path = "${pki.server.key}"`,
+    );
+    const tls = { ca: readFileSync(pki.ca, 'utf8'), servername: 'localhost' };
+    for (const ssl of [tls, false] as const) {
+      const c = new Client({ host: '127.0.0.1', port: edge.roPort, user: 'postgres', database: 'postgres', options: '-c dbproxy.shard=eu', ssl });
+      await expect(c.connect()).rejects.toMatchObject({ code: '08006', message: expect.stringContaining('no usable replica backend') });
+    }
+  });
+
+  it('answers a TLS-passthrough client with an error when the backend closes instead of answering its SSLRequest', async () => {
+    // in front of the real primary: closes every connection that opens with an SSLRequest
+    const port = await freePort();
+    const sockets = new Set<Socket>();
+    const front = createServer((s) => {
+      sockets.add(s);
+      s.once('data', (first: Buffer) => {
+        if (first.length >= 8 && first.readInt32BE(4) === 80877103) return void s.destroy();
+        const up = connect(pg.primary.port, pg.primary.host);
+        sockets.add(up);
+        up.write(first);
+        s.pipe(up).pipe(s);
+        up.on('error', () => s.destroy());
+        s.on('error', () => up.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => front.listen(port, '127.0.0.1', resolve));
+    try {
+      edge = await startEdge([{ name: 'primary', host: '127.0.0.1', port, role: 'primary' }], 'routing_mode = "transparent"');
+      const c = new Client({ host: '127.0.0.1', port: edge.rwPort, user: 'postgres', database: 'postgres', ssl: { ca: readFileSync(pki.ca, 'utf8'), servername: 'localhost' } });
+      const started = Date.now();
+      await expect(c.connect()).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(await sslOf({ port: edge.rwPort, user: 'postgres' })).toEqual({ ssl: false, client_dn: null }); // plaintext clients still get through
+    } finally {
+      for (const s of sockets) s.destroy();
+      front.close();
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
 import { startEdge, type EdgeHarness } from './harness';
-import { cancelRequest } from './raw-client';
+import { cancelRequest, errorOf, RawClient } from './raw-client';
 import { recordSpans } from './span-recorder';
 
 jest.setTimeout(90_000);
@@ -75,6 +75,17 @@ async function direct<T = Record<string, unknown>>(server: PostgresServer, sql: 
   }
 }
 
+/** The replica's backend running `sql` now (the pooled connection a read of ours is on). */
+async function sleepingBackend(sql: string): Promise<number> {
+  const rows = await direct<{ pid: number }>(pg.replicas[0], `SELECT pid FROM pg_stat_activity WHERE query = '${sql}' AND state = 'active'`);
+  expect(rows).toHaveLength(1);
+  return rows[0].pid;
+}
+
+async function backendAlive(pid: number): Promise<boolean> {
+  return (await direct(pg.replicas[0], `SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}`)).length > 0;
+}
+
 /** Where a fresh client's read runs: 'on' is the replica (a standby is read-only), 'off' the primary. */
 async function readsRunWhere(sql = "SELECT current_setting('transaction_read_only') AS ro"): Promise<Record<string, unknown>> {
   const c = await connect(edge.rwPort);
@@ -141,11 +152,15 @@ describe('routing and pinning', () => {
   it('keeps one primary connection from BEGIN to COMMIT', async () => {
     const c = await connect(edge.rwPort);
     await c.query('BEGIN');
-    const pids = new Set<number>();
-    for (let i = 0; i < 5; i++) pids.add((await c.query('SELECT pg_backend_pid() AS p, pg_is_in_recovery() AS ro')).rows[0].p);
+    const seen = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      const row = (await c.query('SELECT pg_backend_pid() AS p, pg_is_in_recovery() AS standby')).rows[0];
+      seen.add(`${row.p}/${row.standby}`);
+    }
     await c.query('UPDATE accounts SET balance = balance - 1 WHERE id = 2');
     await c.query('COMMIT');
-    expect(pids.size).toBe(1);
+    expect([...seen]).toHaveLength(1); // one backend...
+    expect([...seen][0]).toMatch(/\/false$/); // ...and it is the primary
     await c.end();
   });
 
@@ -185,12 +200,26 @@ describe('prepared statements', () => {
   });
 
   it('reports an unknown statement name like PostgreSQL (26000) and keeps the session usable', async () => {
-    const c = await connect(edge.rwPort);
-    const r = await c.query({ name: 's1', text: 'SELECT $1::int AS v', values: [1] });
-    expect(r.rows).toEqual([{ v: 1 }]);
-    await c.query('DEALLOCATE ALL').catch(() => undefined);
-    expect((await c.query({ name: 's1', text: 'SELECT $1::int AS v', values: [2] })).rows).toEqual([{ v: 2 }]);
-    await c.end();
+    const c = await RawClient.connect(edge.rwPort);
+    await c.startup({ user: 'app', database: 'postgres' }, 'app-secret');
+    c.send(
+      { type: 'Parse', statement: 's1', sql: 'SELECT $1::int AS v', paramTypes: [] },
+      { type: 'Sync' },
+      { type: 'Bind', portal: '', statement: 'never_prepared', paramFormats: [], params: [], resultFormats: [] },
+      { type: 'Execute', portal: '', maxRows: 0 },
+      { type: 'Sync' },
+    );
+    expect(errorOf(await c.untilReady())).toBeUndefined();
+    expect(errorOf(await c.untilReady())).toMatchObject({ code: '26000', message: expect.stringContaining('"never_prepared" does not exist') });
+    c.send(
+      { type: 'Bind', portal: '', statement: 's1', paramFormats: [0], params: [Buffer.from('2')], resultFormats: [] },
+      { type: 'Execute', portal: '', maxRows: 0 },
+      { type: 'Sync' },
+    );
+    const after = await c.untilReady();
+    expect(errorOf(after)).toBeUndefined();
+    expect(after.map((m) => m.type)).toContain('DataRow');
+    c.close();
   });
 });
 
@@ -223,10 +252,10 @@ describe('limits and failures', () => {
 
   it('cancels an in-flight query and closes its pooled connection', async () => {
     const c = await connect(edge.rwPort);
-    const before = ((await edge.backends()).backends.find((b) => b['name'] === 'replica')?.['transaction_pool'] ?? {}) as Record<string, number>;
     const started = Date.now();
     const sleeping = c.query('SELECT pg_sleep(30)').then(() => 'finished', (err: { code?: string }) => err.code);
     await new Promise((resolve) => setTimeout(resolve, 200));
+    const sleeper = await sleepingBackend('SELECT pg_sleep(30)');
     const key = c as unknown as { processID: number; secretKey: number };
     await cancelRequest(edge.rwPort, key.processID, key.secretKey);
     expect(await sleeping).toBe('57014');
@@ -235,14 +264,18 @@ describe('limits and failures', () => {
     await c.end();
     const metrics = await edge.metrics();
     expect(metrics).toMatch(/dbproxy_pg_cancel_requests_total\{[^}]*outcome="forwarded"[^}]*\} 1/);
-    expect(before['checkouts']).toBeDefined();
+    await waitFor(async () => !(await backendAlive(sleeper))); // the cancelled pooled connection was closed
   });
 
   it('times a query out after query_timeout_seconds, closing the connection', async () => {
     const c = await connect(edge.rwPort);
     const started = Date.now();
-    await expect(c.query('SELECT pg_sleep(20)')).rejects.toMatchObject({ code: '57014', message: expect.stringContaining('query_timeout_seconds') });
+    const timedOut = expect(c.query('SELECT pg_sleep(20)')).rejects.toMatchObject({ code: '57014', message: expect.stringContaining('query_timeout_seconds') });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const sleeper = await sleepingBackend('SELECT pg_sleep(20)');
+    await timedOut;
     expect(Date.now() - started).toBeLessThan(5000);
+    await waitFor(async () => !(await backendAlive(sleeper))); // the timed-out pooled connection was closed
     expect((await c.query('SELECT 5 AS five')).rows).toEqual([{ five: 5 }]);
     await c.end();
   });

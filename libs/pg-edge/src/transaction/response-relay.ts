@@ -93,7 +93,11 @@ export class ResponseRelay {
         this.out.append(this.rows);
         this.rowCount = 0;
         this.out.add(frame.bytes);
-        if (this.current()?.kind === 'execute') this.head++;
+        if (this.current()?.kind === 'execute') {
+          this.head++;
+          // an Execute answered after a Flush (a cursor fetching rows in steps): the batch goes on
+          if (this.head === this.expect.length) this.hooks.drained();
+        }
         return;
       case BackendCode.RowDescription:
         if (!this.typesCarried(frame.payload, 'result column', uncarriedColumn)) return;

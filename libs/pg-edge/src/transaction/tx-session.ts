@@ -37,6 +37,8 @@ type Emit = (out: SliceWriter, expect: Expectation[]) => void;
 interface Flags {
   pin: boolean;
   write: boolean;
+  /** The unit was not a replica-safe read: it may have left state (a sequence's currval, a temp table...) that DISCARD ALL must clear. */
+  stateful: boolean;
 }
 
 export class TransactionSession implements RelayHooks, DeadlineWatched {
@@ -52,7 +54,9 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private lease: PgLease | undefined;
   private held: 'transaction' | 'pinned' | undefined;
   private lastStatus = IDLE;
-  private readonly flags: Flags = { pin: false, write: false };
+  private readonly flags: Flags = { pin: false, write: false, stateful: false };
+  /** The open transaction wrote: its end (COMMIT) opens the read-after-write window, when the write becomes visible. */
+  private wroteInTransaction = false;
   /** A refused batch whose Sync has not arrived: the answer waits for it. */
   private refusedUntilSync: Error | undefined;
   private deadline = Number.POSITIVE_INFINITY;
@@ -185,6 +189,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     }
     this.flags.pin ||= decision.pin;
     this.flags.write ||= decision.write;
+    this.flags.stateful ||= !decision.pipelinable;
     if (this.lease) {
       this.routeCounters.held.inc();
       if (this.held) this.spans.onHeld(this.held);
@@ -235,7 +240,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private onAcquireFailed(name: string, err: unknown, synced: boolean, fromPlan: boolean): void {
     if (!this.machine.is('running')) return;
     this.edge.metrics.routingFailures.inc({ reason: 'acquire' });
-    this.flags.pin = this.flags.write = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = false;
     this.machine.transition('running', 'idle', 'acquire failed');
     const cancelled = this.cancelWhileWaiting;
     this.cancelWhileWaiting = false;
@@ -284,7 +289,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     const conn = lease.connection;
     conn.noteStatus(status);
     this.shared.running.delete(this);
-    if (this.relay.sawParameterStatus) conn.dirty = true;
+    if (this.relay.sawParameterStatus || this.flags.stateful) conn.dirty = true;
     const failure = this.relay.draining;
     if (failure && status === IN_TRANSACTION) return this.abortOnBackend(failure);
     this.spans.end(failure, this.relay.sqlState);
@@ -292,7 +297,9 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       this.relay.out.add(refusalBytes(failure, status));
       this.relay.draining = undefined;
     }
-    if (this.flags.write) this.window.noteWrite(performance.now());
+    const wrote = this.flags.write || this.wroteInTransaction;
+    if (wrote) this.window.noteWrite(performance.now());
+    this.wroteInTransaction = wrote && status !== IDLE;
     this.lastStatus = status;
     this.afterUnit(lease, status);
     this.flushClient();
@@ -309,7 +316,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (next) lease.connection.dirty = true;
     const ended = this.held !== undefined && next === undefined;
     this.held = next;
-    this.flags.pin = this.flags.write = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = false;
     if (!next) {
       this.lease = undefined;
       this.shared.pools.release(lease, true, undefined, this.backendSide);
@@ -346,7 +353,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (synced) this.relay.out.add(refusalBytes(error, IDLE));
     else this.refusedUntilSync = error;
     this.relay.reset();
-    this.flags.pin = this.flags.write = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = false;
     this.spans.end(error);
     this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
     this.flushClient();
@@ -364,7 +371,12 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.machine.is('closed') || this.machine.is('poisoned')) return;
     this.edge.logger.debug({ err: err.message }, 'backend connection lost');
     if (this.held) return this.poison(PgEdgeErrors.sessionPoisoned(this.held === 'pinned' ? 'session state' : 'transaction'));
-    if (this.machine.is('running') && this.lease) this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
+    if (this.machine.is('running') && this.lease) return this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
+    // A batch answered up to its Flush: the rest of it, up to Sync, gets the error (it cannot run anywhere else).
+    if (this.machine.is('batch_open') && this.lease) {
+      this.machine.transition('batch_open', 'running', 'backend lost');
+      this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
+    }
   }
 
   checkDeadline(nowMs: number): void {

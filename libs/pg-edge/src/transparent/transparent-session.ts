@@ -82,14 +82,15 @@ export class TransparentSession {
 
   /** Sharding is off: the client's TLS goes to the backend; we never see inside it. */
   private async passTlsThrough(client: Socket, request: Buffer): Promise<void> {
-    const target = this.choose(this.epoch.shardKey.resolve({ type: 'StartupMessage', protocolVersion: 196608, parameters: new Map() }));
+    const target = this.choose(this.epoch.shardKey.resolve({ type: 'StartupMessage', protocolVersion: 196608, parameters: new Map() }), client);
     if (!target) return;
     this.machine.transition('startup', 'connecting', 'TLS passthrough');
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
     const backend = await connectTcp(target.connectAddress, target.config.name, { timeoutMs: connectTimeoutMs });
     this.attachBackend(backend, target);
     backend.write(request);
-    const answer = await new Promise<Buffer>((resolve) => backend.once('data', resolve));
+    // the backend's one-byte answer to the SSLRequest, within the connect timeout (a silent or closing backend fails the client)
+    const answer = await sslAnswer(backend, target.config.name, connectTimeoutMs);
     if (answer.length !== 1 || answer[0] !== ACCEPT_TLS) {
       // The backend refused TLS: tell the client, and go on with its plaintext startup.
       backend.destroy();
@@ -119,7 +120,7 @@ export class TransparentSession {
       this.edge.metrics.startupRejections.inc({ reason: 'shard' });
       return this.fail(resolution.error, client);
     }
-    const target = this.choose(resolution);
+    const target = this.choose(resolution, client);
     if (!target) return;
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
     const connectStarted = this.span?.isRecording() ? performance.now() : 0;
@@ -154,10 +155,11 @@ export class TransparentSession {
     return adopted;
   }
 
-  private choose(resolution: ReturnType<EdgeEpoch['shardKey']['resolve']>): BackendTarget | undefined {
+  /** The backend for the session; on failure `client` (the socket the client speaks on now: TLS once terminated) gets the error. */
+  private choose(resolution: ReturnType<EdgeEpoch['shardKey']['resolve']>, client: Socket): BackendTarget | undefined {
     this.span ??= this.edge.tracer.startSpan('postgres session', SESSION_SPAN);
     if (!resolution.ok) {
-      this.fail(resolution.error, this.client);
+      this.fail(resolution.error, client);
       return undefined;
     }
     const pg = this.epoch.config.postgres;
@@ -169,7 +171,7 @@ export class TransparentSession {
       return choice.target;
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
-      this.fail(err, this.client);
+      this.fail(err, client);
       return undefined;
     }
   }
@@ -265,4 +267,25 @@ export class TransparentSession {
     this.releaseLoad?.();
     this.span?.end();
   }
+}
+
+/** The first bytes the backend sends after the SSLRequest; rejects when it closes, errs or says nothing for `timeoutMs`. */
+function sslAnswer(backend: Socket, name: string, timeoutMs: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const settle = (error: Error | undefined, answer?: Buffer) => {
+      clearTimeout(timer);
+      backend.off('data', onData);
+      backend.off('close', onClose);
+      backend.off('error', onError);
+      if (error) reject(error);
+      else resolve(answer as Buffer);
+    };
+    const onData = (chunk: Buffer) => settle(undefined, chunk);
+    const onClose = () => settle(PgEdgeErrors.backendTls(name, 'the backend closed the connection after the SSLRequest'));
+    const onError = (err: Error) => settle(PgEdgeErrors.backendTls.withCause(err, name, errorMessage(err)));
+    const timer = setTimeout(() => settle(PgEdgeErrors.backendTls(name, `no answer to the SSLRequest within ${timeoutMs / 1000} s`)), timeoutMs);
+    backend.on('data', onData);
+    backend.once('close', onClose);
+    backend.once('error', onError);
+  });
 }
