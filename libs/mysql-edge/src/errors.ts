@@ -10,6 +10,7 @@ export const MysqlEdgeErrors = {
   shuttingDown: createError('DBP_ERR_MYSQLEDGE_SHUTTING_DOWN', 'Server shutdown in progress'),
   unknownCommand: createError<[string]>('DBP_ERR_MYSQLEDGE_UNKNOWN_COMMAND', 'Unknown command 0x%s: dbproxy does not serve it'),
   multiStatement: createError('DBP_ERR_MYSQLEDGE_MULTI_STATEMENT', 'Multi-statement requests are not supported (mysql.multi_statements = "reject"); send one statement per query'),
+  multiStatementNotRequested: createError('DBP_ERR_MYSQLEDGE_MULTI_STATEMENT_NOT_REQUESTED', 'Several statements in one query need the client to enable multi-statements (CLIENT_MULTI_STATEMENTS)'),
   readOnly: createError<[string]>('DBP_ERR_MYSQLEDGE_READ_ONLY', 'The read-only listener cannot execute %s statements; use the read-write listener'),
   noBackend: createError<[string, string]>('DBP_ERR_MYSQLEDGE_NO_BACKEND', 'No usable %s backend for shard "%s"'),
   backendConnect: createError<[string, string]>('DBP_ERR_MYSQLEDGE_BACKEND_CONNECT', 'Cannot connect to backend %s: %s'),
@@ -55,6 +56,7 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_SHUTTING_DOWN: [1053, '08S01'], // ER_SERVER_SHUTDOWN
   DBP_ERR_MYSQLEDGE_UNKNOWN_COMMAND: [1047, '08S01'], // ER_UNKNOWN_COM_ERROR
   DBP_ERR_MYSQLEDGE_MULTI_STATEMENT: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_MULTI_STATEMENT_NOT_REQUESTED: [1064, '42000'], // ER_PARSE_ERROR, what the server answers such a client
   DBP_ERR_MYSQLEDGE_READ_ONLY: [1290, 'HY000'], // ER_OPTION_PREVENTS_STATEMENT
   DBP_ERR_MYSQLEDGE_NO_BACKEND: [1429, 'HY000'], // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
   DBP_ERR_MYSQLEDGE_BACKEND_CONNECT: [1429, 'HY000'], // ER_CONNECT_TO_FOREIGN_DATA_SOURCE

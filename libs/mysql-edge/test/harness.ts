@@ -43,13 +43,14 @@ interface ConfigParts {
   readonly mysqlToml: string;
   readonly extraToml: string;
   readonly telemetryToml: string;
+  readonly proxyToml: string | undefined;
   readonly rwPort: number;
   readonly roPort: number;
 }
 
-function configToml({ backends, mysqlToml, extraToml, telemetryToml, rwPort, roPort }: ConfigParts): string {
+function configToml({ backends, mysqlToml, extraToml, telemetryToml, proxyToml, rwPort, roPort }: ConfigParts): string {
   const entries = backends.map((b) => backendToml('mysql_backends', { ...b, address: `${b.host}:${b.port}` }));
-  return `${commonToml({ telemetry: telemetryToml, topology: extraToml })}
+  return `${commonToml({ telemetry: telemetryToml, topology: extraToml, ...(proxyToml === undefined ? {} : { proxy: proxyToml }) })}
 [[users]]
 name = "app"
 password = "app-secret"
@@ -73,12 +74,12 @@ ${entries.join('\n')}
 /**
  * Starts topology + mysql-edge and returns once GET /readyz is 200 (topology has checked every
  * backend and the edge holds its snapshot). `mysqlToml` goes into [mysql], `extraToml` after
- * [topology], `telemetryToml` into [telemetry].
+ * [topology], `telemetryToml` into [telemetry], `proxyToml` into [proxy].
  */
-export async function startEdge(backends: readonly BackendSpec[], mysqlToml = '', extraToml = '', telemetryToml = ''): Promise<EdgeHarness> {
+export async function startEdge(backends: readonly BackendSpec[], mysqlToml = '', extraToml = '', telemetryToml = '', proxyToml?: string): Promise<EdgeHarness> {
   const rwPort = await freePort();
   const roPort = await freePort();
-  const config = configToml({ backends, mysqlToml, extraToml, telemetryToml, rwPort, roPort });
+  const config = configToml({ backends, mysqlToml, extraToml, telemetryToml, proxyToml, rwPort, roPort });
   const test = await startTestRuntime({ name: 'mysql-edge', services: [topologyService, mysqlEdgeService], config });
   return {
     ...test,

@@ -2,6 +2,7 @@
 // backend connection KILLed mid-query, query deadline, result and packet bounds, admission, pool
 // exhaustion with the reserved pool, a drain-backend action applied by topology, and a
 // configuration epoch arriving while a transaction is pinned.
+import type { Socket } from 'node:net';
 import { KvRecords, openRecords } from '@dbproxy/bus';
 import { documentHash } from '@dbproxy/runtime';
 import { startMariaDb, waitFor } from '@dbproxy/testing';
@@ -78,7 +79,9 @@ it('bounds result bytes (ERR 1104 in place of the rest) and packet size (ERR 115
   const [[row]] = await c.query<RowDataPacket[]>('SELECT 3 AS n');
   expect(row?.['n']).toBe(3);
   await expect(c.query(`SELECT '${'y'.repeat(1_100_000)}' AS big`)).rejects.toMatchObject({ errno: 1153 });
-  await waitFor(() => (c as unknown as { connection: { _closing: boolean } }).connection._closing || null, { description: 'connection closed' }).catch(() => undefined);
+  // the edge closed the connection: the socket under mysql2 is gone and nothing more is served
+  await waitFor(() => (c as unknown as { connection: { stream: Socket } }).connection.stream.destroyed || null, { timeoutMs: 5_000, description: 'the edge to close the connection' });
+  await expect(c.query('SELECT 4')).rejects.toThrow();
   c.destroy();
 });
 

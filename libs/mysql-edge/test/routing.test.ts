@@ -102,6 +102,18 @@ describe('read/write split', () => {
     expect(await itemWithNode(c, 20)).toEqual([{ name: 'twenty', node: 'replica' }]);
     await c.end();
   });
+
+  it('opens the read-after-write window again when a transaction that wrote commits, however long it took', async () => {
+    const c = await edge.connect({ database: 'app' });
+    await c.query('BEGIN');
+    await c.query("INSERT INTO items VALUES (21, 'twenty-one')");
+    await new Promise((r) => setTimeout(r, 1_200)); // longer than read_after_write_seconds
+    await c.query('COMMIT');
+    const before = await counted('read_after_write', 'primary');
+    expect(await itemWithNode(c, 21)).toEqual([{ name: 'twenty-one', node: 'primary' }]);
+    expect(await counted('read_after_write', 'primary')).toBe(before + 1);
+    await c.end();
+  });
 });
 
 describe('pins', () => {

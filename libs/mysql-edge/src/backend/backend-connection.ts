@@ -68,6 +68,12 @@ export class BackendConnection {
   schema: string | null = null;
   /** Session state beyond what the edge tracks may have changed: COM_RESET_CONNECTION before reuse. */
   dirty = false;
+  /**
+   * A statement other than a plain read ran: LAST_INSERT_ID, ROW_COUNT, warnings and the like belong
+   * to its client. The same session may go on using the connection (parked), but it is reset
+   * before any other client gets it.
+   */
+  statementValues = false;
   readonly statements: BackendStatements;
   private state: BackendConnectionState = 'ready';
   private readonly socket: Socket;
@@ -121,6 +127,11 @@ export class BackendConnection {
     this.fd = opened.reader ? descriptorOf(this.socket) : -1;
     this.socket.on('error', (err: Error) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.message)));
     this.socket.on('close', () => this.fail(MysqlEdgeErrors.backendLost(this.backend, 'connection closed by the server')));
+  }
+
+  /** Another client may use it only after COM_RESET_CONNECTION. */
+  get needsReset(): boolean {
+    return this.dirty || this.statementValues;
   }
 
   /** False once the socket closed or a protocol error was seen: never lend it again. */
@@ -242,11 +253,11 @@ export class BackendConnection {
 
   /**
    * Before reuse by another client: COM_RESET_CONNECTION when anything untracked may have changed
-   * (it rolls back, drops variables, temporary tables and prepared statements, restores the
-   * handshake character set and keeps the schema).
+   * (it rolls back, drops variables, temporary tables and prepared statements, clears
+   * LAST_INSERT_ID and warnings, restores the handshake character set and keeps the schema).
    */
   reset(): Promise<void> {
-    if (!this.dirty) return RESOLVED;
+    if (!this.needsReset) return RESOLVED;
     return new Promise<void>((resolve, reject) => {
       const sink: ResponseSink = {
         deliver: () => undefined,
@@ -256,6 +267,7 @@ export class BackendConnection {
           this.statements.clear();
           this.charsetKey = collationKey(BACKEND_COLLATION);
           this.dirty = false;
+          this.statementValues = false;
           resolve();
         },
         connectionFailed: (err) => reject(err),

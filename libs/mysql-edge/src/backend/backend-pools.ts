@@ -16,14 +16,17 @@ import { COLLATIONS_QUERY, type CollationCatalog } from './collations';
 /** Client capabilities that change the bytes of responses: each combination gets its own pools. */
 export const PROFILE_FLAGS = (Capability.DeprecateEof | Capability.FoundRows | Capability.IgnoreSpace | Capability.SessionTrack) >>> 0;
 
-/** What the edge asks of every backend, before the profile's flags. */
+/**
+ * What the edge asks of every backend, before the profile's flags. CLIENT_MULTI_STATEMENTS only
+ * when [mysql] multi_statements = "primary": otherwise the server itself refuses a second
+ * statement, whatever the edge's lexer counted (e.g. under NO_BACKSLASH_ESCAPES).
+ */
 const BACKEND_BASE_CAPABILITIES =
   (Capability.LongPassword |
     Capability.LongFlag |
     Capability.Protocol41 |
     Capability.Transactions |
     Capability.SecureConnection |
-    Capability.MultiStatements |
     Capability.MultiResults |
     Capability.PsMultiResults |
     Capability.PluginAuth |
@@ -65,9 +68,13 @@ function tlsOptions(b: Backend): ConnectionOptions | null {
   };
 }
 
-/** Address, credentials and TLS: when these change, the backend's pools take a new factory. */
-function connectionKey(b: Backend): string {
-  return JSON.stringify([b.address, b.username, b.password, b.tls]);
+/** Address, credentials, TLS and multi-statements: when these change, the backend's pools take a new factory. */
+function connectionKey(b: Backend, epoch: EdgeEpoch): string {
+  return JSON.stringify([b.address, b.username, b.password, b.tls, epoch.multiStatements]);
+}
+
+function backendCapabilities(profile: number, epoch: EdgeEpoch): number {
+  return (BACKEND_BASE_CAPABILITIES | profile | (epoch.multiStatements === 'primary' ? Capability.MultiStatements : 0)) >>> 0;
 }
 
 /** One process's share of the configured sizes; deadlines from [mysql]. */
@@ -104,10 +111,10 @@ export class BackendPools {
     const epoch = this.deps.epoch();
     const config = epoch.backends.get(backend);
     if (!config) return undefined;
-    const made = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile), ...poolSizing(epoch, config, this.deps.processes) });
+    const made = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile, epoch), ...poolSizing(epoch, config, this.deps.processes) });
     this.pools.set(`${backend}/${profile.toString(16)}`, made);
     byBackend.set(backend, made);
-    this.keys.set(backend, connectionKey(config));
+    this.keys.set(backend, connectionKey(config, epoch));
     return made;
   }
 
@@ -127,10 +134,10 @@ export class BackendPools {
         continue;
       }
       pool.configure(poolSizing(epoch, config, this.deps.processes));
-      const next = connectionKey(config);
-      if (this.keys.get(pool.backend) !== next) pool.replaceFactory(this.factory(pool.backend, Number.parseInt(key.slice(key.lastIndexOf('/') + 1), 16)), 'connection-changed');
+      const next = connectionKey(config, epoch);
+      if (this.keys.get(pool.backend) !== next) pool.replaceFactory(this.factory(pool.backend, Number.parseInt(key.slice(key.lastIndexOf('/') + 1), 16), epoch), 'connection-changed');
     }
-    for (const [name, config] of epoch.backends) this.keys.set(name, connectionKey(config));
+    for (const [name, config] of epoch.backends) this.keys.set(name, connectionKey(config, epoch));
   }
 
   /** Drain actions and DNS pin changes: connections to `backend` close when released. */
@@ -171,8 +178,8 @@ export class BackendPools {
     return { backend, ...splitAddress(address), username: config.username, password: config.password, tls: tls ? { options: tls } : null };
   }
 
-  private factory(backend: string, profile: number): ConnectionFactory<BackendConnection> {
-    const capabilities = (BACKEND_BASE_CAPABILITIES | profile) >>> 0;
+  private factory(backend: string, profile: number, epoch: EdgeEpoch): ConnectionFactory<BackendConnection> {
+    const capabilities = backendCapabilities(profile, epoch);
     let counts = this.resetCounts.get(backend);
     if (!counts) this.resetCounts.set(backend, (counts = { resets: 0, clean: 0 }));
     const resetCounts = counts;
@@ -192,7 +199,7 @@ export class BackendPools {
         }
       },
       reset: (conn) => {
-        if (conn.dirty) resetCounts.resets++;
+        if (conn.needsReset) resetCounts.resets++;
         else resetCounts.clean++;
         return conn.reset();
       },

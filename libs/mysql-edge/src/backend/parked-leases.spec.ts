@@ -3,8 +3,9 @@ import type { Lease } from '@dbproxy/pool';
 import type { BackendConnection } from './backend-connection';
 import { ParkedLeases, type ConnectionPool, type ParkedHolder } from './parked-leases';
 
-function holder(parkedAt: number, log: string[], name: string): ParkedHolder {
-  const lease = { released: false, backend: 'db' } as unknown as Lease<BackendConnection>;
+function holder(parkedAt: number, log: string[], name: string, needsReset = false): ParkedHolder {
+  const pool = { release: () => void log.push(`${name} released to the pool`) };
+  const lease = { released: false, backend: 'db', connection: { needsReset }, pool } as unknown as Lease<BackendConnection>;
   return {
     parkedAt,
     surrender: () => {
@@ -18,6 +19,14 @@ function holder(parkedAt: number, log: string[], name: string): ParkedHolder {
 describe('ParkedLeases', () => {
   const pool = { backend: 'db' } as ConnectionPool;
   const other = { backend: 'other' } as ConnectionPool;
+
+  it('never hands over a connection that must be reset first: it goes back to the pool', () => {
+    const parked = new ParkedLeases();
+    const log: string[] = [];
+    parked.park(pool, holder(0, log, 'a', true));
+    expect(parked.steal(pool, holder(0, log, 'b'))).toBeUndefined();
+    expect(log).toEqual(['a surrendered', 'a released to the pool']);
+  });
 
   it('hands a parked connection of the same pool to another session, never to its holder', () => {
     const parked = new ParkedLeases();

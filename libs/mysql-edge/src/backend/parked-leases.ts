@@ -4,6 +4,8 @@
 // it when its next statement goes to the same pool. Parking never holds capacity against others:
 // a session that finds no idle connection takes a parked one from another session, the deadline
 // sweep returns connections parked for over a second, and nothing is parked when the pool is full.
+// A connection that must be reset before another client uses it goes back to the pool (which
+// resets it) rather than straight to the taker.
 import type { BackendPool, Lease } from '@dbproxy/pool';
 import type { BackendConnection } from './backend-connection';
 
@@ -18,6 +20,8 @@ export interface ParkedHolder {
   /** Gives the lease back to its pool. */
   giveBack(reason: string): void;
 }
+
+const REUSABLE = { reusable: true };
 
 export class ParkedLeases {
   private readonly byPool = new Map<ConnectionPool, Set<ParkedHolder>>();
@@ -40,7 +44,13 @@ export class ParkedLeases {
       if (holder === taker) continue;
       holders.delete(holder);
       const lease = holder.surrender();
-      if (lease !== null && !lease.released) return lease;
+      if (lease === null || lease.released) continue;
+      // what its session left (LAST_INSERT_ID, warnings...) is not the taker's: the pool resets it first
+      if (lease.connection.needsReset) {
+        lease.pool.release(lease, REUSABLE);
+        continue;
+      }
+      return lease;
     }
     return undefined;
   }

@@ -12,11 +12,25 @@ function connection(bound: number, idle: () => boolean) {
   return { statements, closedNow };
 }
 
+function acquire(catalog: StatementCatalog, text: string, schema: string | null = 'app', charsetKey = 'c45') {
+  return catalog.acquire(Buffer.from(text, 'latin1'), schema, charsetKey);
+}
+
 describe('StatementCatalog and BackendStatements', () => {
-  it('shares one backend statement per text and closes it when the last client statement closes', () => {
+  it('keeps statements of the same text apart when their database or character set differ', () => {
     const catalog = new StatementCatalog();
-    const a = catalog.acquire('SELECT ?');
-    const b = catalog.acquire('SELECT ?');
+    const app = acquire(catalog, 'SELECT v FROM t');
+    expect(acquire(catalog, 'SELECT v FROM t', 'other')).not.toBe(app);
+    expect(acquire(catalog, 'SELECT v FROM t', null)).not.toBe(app);
+    expect(acquire(catalog, 'SELECT v FROM t', 'app', 'c8')).not.toBe(app);
+    expect(acquire(catalog, 'SELECT v FROM t', 'app', 'c45')).toBe(app);
+    expect(catalog.size).toBe(4);
+  });
+
+  it('shares one backend statement per text, database and character set and closes it when the last client statement closes', () => {
+    const catalog = new StatementCatalog();
+    const a = acquire(catalog, 'SELECT ?');
+    const b = acquire(catalog, 'SELECT ?');
     expect(a).toBe(b);
     const conn = connection(10, () => true);
     conn.statements.add(a, 7, 1);
@@ -33,7 +47,7 @@ describe('StatementCatalog and BackendStatements', () => {
     const catalog = new StatementCatalog();
     let idle = false;
     const conn = connection(10, () => idle);
-    const e = catalog.acquire('SELECT 1');
+    const e = acquire(catalog, 'SELECT 1');
     conn.statements.add(e, 3, 0);
     catalog.release(e);
     expect(conn.statements.closing).toEqual([3]);
@@ -43,10 +57,10 @@ describe('StatementCatalog and BackendStatements', () => {
   it('never answers for a text prepared again after it closed', () => {
     const catalog = new StatementCatalog();
     const conn = connection(10, () => false);
-    const first = catalog.acquire('SELECT 2');
+    const first = acquire(catalog, 'SELECT 2');
     conn.statements.add(first, 1, 0);
     catalog.release(first);
-    const again = catalog.acquire('SELECT 2');
+    const again = acquire(catalog, 'SELECT 2');
     expect(again).not.toBe(first);
     expect(conn.statements.get(again)).toBeUndefined();
   });
@@ -54,7 +68,7 @@ describe('StatementCatalog and BackendStatements', () => {
   it('keeps at most `bound` statements per connection, closing the oldest', () => {
     const catalog = new StatementCatalog();
     const conn = connection(2, () => true);
-    for (let i = 1; i <= 3; i++) conn.statements.add(catalog.acquire(`SELECT ${i}`), i, 0);
+    for (let i = 1; i <= 3; i++) conn.statements.add(acquire(catalog, `SELECT ${i}`), i, 0);
     expect(conn.closedNow).toEqual([1]);
     expect(conn.statements.size).toBe(2);
   });
@@ -62,7 +76,7 @@ describe('StatementCatalog and BackendStatements', () => {
   it('forgets everything on clear (COM_RESET_CONNECTION), and closes nothing for it later', () => {
     const catalog = new StatementCatalog();
     const conn = connection(10, () => true);
-    const e = catalog.acquire('SELECT 3');
+    const e = acquire(catalog, 'SELECT 3');
     conn.statements.add(e, 9, 0);
     conn.statements.clear();
     catalog.release(e);

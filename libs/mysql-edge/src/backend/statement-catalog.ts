@@ -1,20 +1,26 @@
-// Prepared statements on backend connections. A backend statement is keyed by its SQL text and
-// shared by every session that prepared the same text (it holds no client data), so a hot
-// statement is prepared once per pooled connection. The catalog counts the client statements
-// open on each text; when the last one closes (COM_STMT_CLOSE or session end), every backend
-// connection holding a copy closes it: at once when the connection is idle, else before its next
-// command.
+// Prepared statements on backend connections. A backend statement is keyed by what the server
+// binds it to when it is prepared: the SQL bytes as the client sent them, the default database
+// then current (MariaDB resolves unqualified tables at prepare time; a later COM_INIT_DB does not
+// move a prepared statement) and the character set state. It is shared by every session that
+// prepared the same key (it holds no client data), so a hot statement is prepared once per pooled
+// connection. The catalog counts the client statements open on each key; when the last one closes
+// (COM_STMT_CLOSE or session end), every backend connection holding a copy closes it: at once when
+// the connection is idle, else before its next command.
 
 /** Where copies of a statement live (a backend connection's statement set). */
 export interface StatementHost {
   drop(entry: CatalogEntry): void;
 }
 
-/** One SQL text prepared by at least one client session of this process. */
+/** One statement prepared by at least one client session of this process. */
 export interface CatalogEntry {
-  readonly text: string;
+  readonly key: string;
+  /** The client's statement bytes, re-sent as they are when another connection must prepare it. */
+  readonly sql: Buffer;
+  /** The default database the statement was prepared in (null: none). */
+  readonly schema: string | null;
   refs: number;
-  /** Set when the last client statement on the text closed: backend copies must go. */
+  /** Set when the last client statement on the key closed: backend copies must go. */
   closed: boolean;
   readonly hosts: Set<StatementHost>;
 }
@@ -22,11 +28,13 @@ export interface CatalogEntry {
 export class StatementCatalog {
   private readonly entries = new Map<string, CatalogEntry>();
 
-  acquire(text: string): CatalogEntry {
-    let entry = this.entries.get(text);
+  /** The entry for `sql` prepared in `schema` under character set state `charsetKey` (see collationKey). */
+  acquire(sql: Buffer, schema: string | null, charsetKey: string): CatalogEntry {
+    const key = statementKey(sql, schema, charsetKey);
+    let entry = this.entries.get(key);
     if (entry === undefined) {
-      entry = { text, refs: 0, closed: false, hosts: new Set() };
-      this.entries.set(text, entry);
+      entry = { key, sql, schema, refs: 0, closed: false, hosts: new Set() };
+      this.entries.set(key, entry);
     }
     entry.refs++;
     return entry;
@@ -37,15 +45,20 @@ export class StatementCatalog {
     entry.refs--;
     if (entry.refs > 0) return;
     entry.closed = true;
-    this.entries.delete(entry.text);
+    this.entries.delete(entry.key);
     for (const host of entry.hosts) host.drop(entry);
     entry.hosts.clear();
   }
 
-  /** Texts with at least one open client statement. */
+  /** Statements with at least one open client statement. */
   get size(): number {
     return this.entries.size;
   }
+}
+
+/** Lengths first, so no choice of bytes in one part can pass for another part. */
+function statementKey(sql: Buffer, schema: string | null, charsetKey: string): string {
+  return `${schema === null ? '-' : `${schema.length}:${schema}`}/${charsetKey.length}:${charsetKey}/${sql.toString('latin1')}`;
 }
 
 /** A statement prepared on one backend connection. */
@@ -63,7 +76,7 @@ export interface BackendStatement {
  * `closing` for the connection's next command (COM_STMT_CLOSE has no response).
  */
 export class BackendStatements implements StatementHost {
-  private readonly byText = new Map<string, BackendStatement>();
+  private readonly byKey = new Map<string, BackendStatement>();
   readonly closing: number[] = [];
 
   constructor(
@@ -72,40 +85,40 @@ export class BackendStatements implements StatementHost {
   ) {}
 
   get size(): number {
-    return this.byText.size;
+    return this.byKey.size;
   }
 
   get(entry: CatalogEntry): BackendStatement | undefined {
-    const found = this.byText.get(entry.text);
+    const found = this.byKey.get(entry.key);
     return found !== undefined && found.entry === entry ? found : undefined;
   }
 
   add(entry: CatalogEntry, id: number, paramCount: number): BackendStatement {
     const statement: BackendStatement = { id, paramCount, entry, types: null };
-    const previous = this.byText.get(entry.text);
+    const previous = this.byKey.get(entry.key);
     if (previous !== undefined) this.discard(previous);
-    this.byText.set(entry.text, statement);
+    this.byKey.set(entry.key, statement);
     entry.hosts.add(this);
-    if (this.byText.size > this.bound) this.discard(this.byText.values().next().value as BackendStatement);
+    if (this.byKey.size > this.bound) this.discard(this.byKey.values().next().value as BackendStatement);
     return statement;
   }
 
   /** The catalog closed `entry`: its copy here goes. */
   drop(entry: CatalogEntry): void {
-    const statement = this.byText.get(entry.text);
+    const statement = this.byKey.get(entry.key);
     if (statement !== undefined && statement.entry === entry) this.discard(statement);
   }
 
   private discard(statement: BackendStatement): void {
-    this.byText.delete(statement.entry.text);
+    this.byKey.delete(statement.entry.key);
     statement.entry.hosts.delete(this);
     if (!this.closeNow(statement.id)) this.closing.push(statement.id);
   }
 
   /** The backend dropped every statement (COM_RESET_CONNECTION) or the connection closed. */
   clear(): void {
-    for (const statement of this.byText.values()) statement.entry.hosts.delete(this);
-    this.byText.clear();
+    for (const statement of this.byKey.values()) statement.entry.hosts.delete(this);
+    this.byKey.clear();
     this.closing.length = 0;
   }
 }

@@ -15,7 +15,7 @@ import type { EdgeContext } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
 import { executeFor, initDbPacket, longDataPacket, preparePacket, statementPacket, withStatementId } from './command-packets';
-import { leavesUntrackedState, type PinCause, type Plan } from './route-planner';
+import { leavesStatementValues, leavesUntrackedState, type PinCause, type Plan } from './route-planner';
 import type { ClientStatement } from './statement-registry';
 
 export type CommandKind = 'query' | 'execute' | 'prepare' | 'field-list' | 'statistics' | 'init-db' | 'fetch' | 'stmt-reset';
@@ -109,6 +109,13 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.role = backend.role === 'replica' ? 'replica' : 'primary';
     const pool = edge.pools.pool(backend.name, owner.profile);
     if (pool === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
+    this.borrow(pool, plan);
+  }
+
+  /** A connection of `pool`: the one parked by this session, an idle one, a parked one taken over, a shared lending, or the next one freed. */
+  private borrow(pool: ConnectionPool, plan: Plan): void {
+    const owner = this.owner;
+    const edge = owner.edge;
     if (this.parkedPool !== null) {
       if (this.parkedPool === pool && (this.conn as BackendConnection).alive) {
         edge.parked.unpark(pool, this);
@@ -117,7 +124,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       }
       this.giveBack('parked-elsewhere');
     }
-    const reserved = plan.reserved && backend.role === 'primary';
+    const reserved = plan.reserved && this.role === 'primary';
     const lease = pool.tryAcquire(reserved ? RESERVED : ORDINARY) ?? edge.parked.steal(pool, this);
     if (lease !== undefined) {
       this.lease = lease;
@@ -148,12 +155,12 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         this.waiter = null;
         if (this.packet === null) return;
         if (plan.role === 'replica' && !this.fellBack && owner.epoch.fallbackToPrimary && isConnectFailure(err)) {
-          owner.epoch.directory.markFailed(backend.name, edge.clock.now);
+          owner.epoch.directory.markFailed(pool.backend, edge.clock.now);
           this.fellBack = true;
           edge.metrics.fallbacks.inc({ reason: 'replica_unreachable' });
           return this.acquire({ ...plan, role: 'primary', reserved: false, label: 'fallback' });
         }
-        this.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendConnect(backend.name, String(err)), -1);
+        this.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendConnect(pool.backend, String(err)), -1);
       },
     );
   }
@@ -162,7 +169,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   private readonly fits = (lending: SharedLending): boolean => {
     const conn = lending.connection;
     const owner = this.owner;
-    if (!conn.alive || conn.dirty || conn.paused || conn.charsetKey !== owner.charsetKey || (owner.schema !== null && conn.schema !== owner.schema)) return false;
+    if (!conn.alive || conn.needsReset || conn.paused || conn.charsetKey !== owner.charsetKey || conn.schema !== owner.schema) return false;
     if (this.kind === 'query') return true;
     const statement = this.statement;
     return this.kind === 'execute' && statement !== null && statement.longData === null && conn.statements.get(statement.entry) !== undefined;
@@ -173,6 +180,13 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const conn = this.conn as BackendConnection;
     const owner = this.owner;
     if (!conn.alive) return this.fail(MysqlEdgeErrors.backendLost(conn.backend, 'connection already closed'), -1);
+    const schema = this.schemaFor(conn);
+    if (schema === null && conn.schema !== null && this.lease !== null && this.pin === null && !this.selectsSchema()) {
+      // MariaDB cannot unselect a database (COM_RESET_CONNECTION keeps it): a session without one needs a connection that never had one
+      const pool = this.lease.pool;
+      this.release(false, 'schema-unset');
+      return this.borrow(pool, this.plan as Plan);
+    }
     if (this.pin === null) conn.attach(this, 'lend');
     const label = this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label;
     owner.edge.queries.count(label, this.role, conn.backend);
@@ -184,7 +198,6 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     conn.statements.closing.length = 0;
     this.pendingPreludes = 0;
     this.preludeError = null;
-    const schema = owner.schema;
     if (schema !== null && conn.schema !== schema && this.kind !== 'init-db') {
       parts.push(initDbPacket(schema));
       conn.expect(Command.InitDb, Mode.Swallow, TAG_SCHEMA, this);
@@ -201,6 +214,24 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.sendMain(conn);
   }
 
+  /**
+   * The default database the command needs on `conn`: the session's, except for an execute whose
+   * statement must first be prepared there: MariaDB binds a statement to the database current when
+   * it is prepared, so it is prepared in the one the client prepared it in.
+   */
+  private schemaFor(conn: BackendConnection): string | null {
+    const statement = this.statement;
+    if (this.kind === 'execute' && statement !== null && conn.statements.get(statement.entry) === undefined) return statement.entry.schema;
+    return this.owner.schema;
+  }
+
+  /** The command selects a database itself (COM_INIT_DB, USE): whichever one the connection has does not matter. */
+  private selectsSchema(): boolean {
+    if (this.kind === 'init-db') return true;
+    const effect = this.classification?.session;
+    return effect?.kind === 'replay' && effect.setting === 'database';
+  }
+
   private flush(conn: BackendConnection): void {
     conn.writev(this.parts);
     this.parts.length = 0;
@@ -214,7 +245,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         const statement = this.statement as ClientStatement;
         const bs = conn.statements.get(statement.entry);
         if (bs === undefined) {
-          parts.push(preparePacket(statement.text));
+          parts.push(preparePacket(statement.entry.sql));
           conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE, this);
           return this.flush(conn);
         }
@@ -293,6 +324,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const kind = this.kind;
     // the server flags tracked variables it changed: replayed settings and autocommit (a transaction matter) are the edge's to track
     if (c !== null && (leavesUntrackedState(c) || (c.session.kind !== 'replay' && c.family !== 'transaction' && hasFlag(summary.statusFlags, ServerStatus.SessionStateChanged)))) conn.dirty = true;
+    if (c !== null && leavesStatementValues(c)) conn.statementValues = true;
     this.owner.applyResponse(kind, summary, this, conn);
     if (!ok) this.owner.edge.metrics.errors.inc({ code: String((summary.err as ErrPacket).code) });
     this.span?.setAttribute('dbproxy.rows', summary.rows);

@@ -61,6 +61,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   autocommit = true;
   secure = false;
   lastWriteAt = 0;
+  /** The open transaction wrote: its end opens the read-after-write window again (the commit is when others can see the write). */
+  transactionWrote = false;
   /** When the current state's deadline passes (coarse clock ms); 0 = none. */
   deadline = 0;
   private login: ClientLogin | null;
@@ -150,8 +152,9 @@ export class ClientSession implements LoginHost, ExchangeOwner {
       case 'login':
         return (this.login as ClientLogin).onPacket(packet);
       case 'ready':
-        if (this.queue !== null && this.queue.length > 0) {
-          this.queue.push(packet);
+        // while earlier output waits for the client to read, commands wait too (bounded by QUEUE_PAUSE)
+        if (this.blocked !== null || (this.queue !== null && this.queue.length > 0)) {
+          this.enqueue(packet);
           this.pump();
         } else this.dispatch(packet);
         return true;
@@ -161,10 +164,15 @@ export class ClientSession implements LoginHost, ExchangeOwner {
       case 'closed':
         return false;
       default:
-        (this.queue ??= []).push(packet);
-        if (this.queue.length === QUEUE_PAUSE) this.socket.pause();
+        this.enqueue(packet);
         return true;
     }
+  }
+
+  private enqueue(packet: MysqlPacket): void {
+    const queue = (this.queue ??= []);
+    queue.push(packet);
+    if (queue.length === QUEUE_PAUSE) this.socket.pause();
   }
 
   private dispatch(packet: MysqlPacket): void {
@@ -180,7 +188,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     if (this.pumping) return;
     this.pumping = true;
     const queue = this.queue;
-    while (queue !== null && queue.length > 0 && this.state === 'ready') {
+    while (queue !== null && queue.length > 0 && this.state === 'ready' && this.blocked === null) {
       if (queue.length === QUEUE_PAUSE) this.socket.resume();
       this.dispatch(queue.shift() as MysqlPacket);
     }
@@ -237,20 +245,31 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /**
    * The client reads slower than the backend sends: stop reading the backend until it drains. A
    * connection other sessions' reads share is not paused for one of them (what waits is bounded by
-   * max_result_bytes); the client write deadline applies either way.
+   * max_result_bytes); the client write deadline applies either way, until the client has read
+   * what was written (also after the command ended: see commandDone).
    */
   private block(conn: BackendConnection): void {
     this.blocked = conn;
     this.pausedBackend = !conn.shared;
     if (this.pausedBackend) conn.pauseReading();
-    this.deadline = Date.now() + this.epoch.limits.clientWriteTimeoutMs;
-    this.socket.once('drain', () => {
-      const blocked = this.blocked;
-      this.blocked = null;
-      if (this.pausedBackend) blocked?.resumeReading();
-      this.pausedBackend = false;
-      if (this.state === 'exchanging') this.deadline = Date.now() + this.epoch.limits.queryTimeoutMs;
-    });
+    this.deadline = this.edge.clock.now + this.epoch.limits.clientWriteTimeoutMs;
+    this.socket.once('drain', this.onDrain);
+  }
+
+  private readonly onDrain = (): void => {
+    this.resumeBackend();
+    this.blocked = null;
+    if (this.state === 'exchanging') this.deadline = Date.now() + this.epoch.limits.queryTimeoutMs;
+    else if (this.state === 'ready') {
+      this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
+      this.pump();
+    }
+  };
+
+  /** Lets the connection this session paused read again (the drain came, or its response is complete). */
+  private resumeBackend(): void {
+    if (this.pausedBackend) this.blocked?.resumeReading();
+    this.pausedBackend = false;
   }
 
   sendError(err: MysqlError, seq: number): void {
@@ -263,10 +282,14 @@ export class ClientSession implements LoginHost, ExchangeOwner {
 
   commandDone(fatal: boolean): void {
     this.currentSql = null;
+    // the response is complete: nothing more of this session's is read from the connection, which
+    // may already serve another session (released, parked, stolen), so it must not stay paused
+    this.resumeBackend();
     if (this.state === 'closed') return;
     if (fatal) return this.close('pinned backend connection lost', true);
     this.transition('ready', 'done');
-    this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
+    // output still waiting for the client keeps the write deadline set when it blocked
+    if (this.blocked === null) this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
     if (this.edge.draining && !this.pinned) return this.close('draining', true);
     this.pump();
   }
@@ -369,6 +392,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.charsetKey = collationKey(this.collation);
     this.autocommit = true;
     this.lastWriteAt = 0;
+    this.transactionWrote = false;
   }
 
   /** Called by the sweep about once a second. */
@@ -379,7 +403,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
       case 'reauth':
         return this.fatal(MysqlEdgeErrors.loginTimeout(Math.round(this.epoch.limits.loginTimeoutMs / 1000)), 2);
       case 'ready':
-        return this.close('client read timeout');
+        return this.close(this.blocked !== null ? 'client write timeout' : 'client read timeout');
       case 'routing':
       case 'exchanging':
         if (this.blocked !== null) return this.close('client write timeout');
@@ -395,9 +419,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.transition('closed', reason);
     this.deadline = 0;
     // a connection this session paused may have been joined by others since: it reads on for them
-    if (this.pausedBackend) this.blocked?.resumeReading();
+    this.resumeBackend();
     this.blocked = null;
-    this.pausedBackend = false;
     this.ex?.close();
     this.statements?.clear();
     this.queue = null;

@@ -5,22 +5,24 @@ import { Command, framePayload, type MysqlPacket } from '@dbproxy/protocol-mysql
 import type { BackendStatement } from '../backend/statement-catalog';
 import type { ClientStatement } from './statement-registry';
 
-function textCommand(command: number, text: string): Buffer {
-  const length = Buffer.byteLength(text, 'utf8') + 1;
-  const buf = Buffer.allocUnsafe(4 + length);
-  buf.writeUIntLE(length, 0, 3);
+/** A command packet (sequence 0) whose body is `length` bytes written by `write` at offset 5. */
+function commandPacket(command: number, length: number, write: (buf: Buffer) => void): Buffer {
+  const size = length + 1;
+  const buf = Buffer.allocUnsafe(4 + size);
+  buf.writeUIntLE(size & 0xffffff, 0, 3);
   buf[3] = 0;
   buf[4] = command;
-  buf.write(text, 5, 'utf8');
-  return length < 0xffffff ? buf : framePayload(buf.subarray(4), 0);
+  write(buf);
+  return size < 0xffffff ? buf : framePayload(buf.subarray(4), 0);
 }
 
 export function initDbPacket(schema: string): Buffer {
-  return textCommand(Command.InitDb, schema);
+  return commandPacket(Command.InitDb, Buffer.byteLength(schema, 'utf8'), (buf) => buf.write(schema, 5, 'utf8'));
 }
 
-export function preparePacket(sql: string): Buffer {
-  return textCommand(Command.StmtPrepare, sql);
+/** COM_STMT_PREPARE with the client's statement bytes as they were sent (never decoded and re-encoded). */
+export function preparePacket(sql: Buffer): Buffer {
+  return commandPacket(Command.StmtPrepare, sql.length, (buf) => sql.copy(buf, 5));
 }
 
 /** COM_STMT_CLOSE / COM_STMT_RESET / COM_STMT_FETCH-style header with a statement id. */

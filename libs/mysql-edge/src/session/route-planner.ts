@@ -112,16 +112,25 @@ const STATEFUL_REASONS: ReadonlySet<string> = new Set([
 
 /**
  * Whether a statement can leave session state on the connection that outlives it and that the edge
- * does not track (so the connection needs COM_RESET_CONNECTION before another client uses it):
- * variables, temporary tables, locks, SQL-level prepared statements, session settings, or
- * anything the edge could not analyze. Transactions are tracked by the server's status flags,
- * schema and character set are replayed, and per-statement values (LAST_INSERT_ID, ROW_COUNT,
- * warnings) are replaced by the next statement, so plain reads, writes, DDL and transaction
- * control leave a connection clean.
+ * does not track (so the session pins the connection, and it needs COM_RESET_CONNECTION before
+ * another client uses it): variables, temporary tables, locks, SQL-level prepared statements,
+ * session settings, or anything the edge could not analyze. Transactions are tracked by the
+ * server's status flags, schema and character set are replayed; the values a statement leaves
+ * for its own client (see leavesStatementValues) need a reset but no pin.
  */
 export function leavesUntrackedState(c: Classification): boolean {
   if (c.session.kind === 'replay') return false;
   if (c.session.kind === 'pin' || c.family === 'session_state') return true;
   for (const reason of c.unsafeReasons) if (STATEFUL_REASONS.has(reason.code)) return true;
   return false;
+}
+
+/**
+ * Whether a statement leaves values its client may read next and no other client should see
+ * (LAST_INSERT_ID, ROW_COUNT, warnings, state functions such as LAST_INSERT_ID(n)): anything but a
+ * plain replica-safe read, transaction control or a replayed setting. The connection is then reset
+ * before another client gets it (its own session may keep using it).
+ */
+export function leavesStatementValues(c: Classification): boolean {
+  return !c.replicaSafe && c.family !== 'transaction' && c.session.kind !== 'replay';
 }

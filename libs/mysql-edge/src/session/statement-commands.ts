@@ -3,7 +3,7 @@
 // in the session (schema, autocommit, character set, prepared statements, read-after-write).
 import { Capability, Command, ServerStatus, decodeStmtExecute, hasFlag, type MysqlPacket, type MysqlValue, type ParameterType, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { PreparedRoute, SqlRoute, SqlValue } from '@dbproxy/sql';
-import type { BackendConnection } from '../backend/backend-connection';
+import { holdsTransaction, type BackendConnection } from '../backend/backend-connection';
 import { MysqlEdgeErrors } from '../errors';
 import { eofPacket } from '../wire';
 import type { BackendExchange, CommandKind } from './backend-exchange';
@@ -11,11 +11,11 @@ import { ChangeUserExchange } from './change-user';
 import type { ClientSession } from './client-session';
 import { noteExecuteTypes } from './command-packets';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
-import { StatementRegistry } from './statement-registry';
+import { StatementRegistry, type StatementSource } from './statement-registry';
 
 export interface PendingPrepare {
   readonly id: number;
-  readonly text: string;
+  readonly source: StatementSource;
   readonly prepared: PreparedRoute;
   readonly fixed: SqlRoute | null;
 }
@@ -88,6 +88,8 @@ function query(s: ClientSession, p: MysqlPacket): void {
   const epoch = s.currentEpoch();
   const sql = p.payload.toString(s.encoding, 1);
   const route = epoch.router.route(sql);
+  // as the server does: several statements only for a client that asked for them
+  if (route.classification.statementCount > 1 && !s.has(Capability.MultiStatements)) return s.fail(MysqlEdgeErrors.multiStatementNotRequested(), 1);
   const planned = plan(s, route);
   if (!isPlan(planned)) return s.fail(planned, 1);
   const ex = s.exchange();
@@ -148,7 +150,8 @@ function prepare(s: ClientSession, p: MysqlPacket): void {
   const c = unbound.classification;
   const fixed = unbound.decision.kind === 'unsharded' && c.transaction !== 'autocommit_on' && c.transaction !== 'autocommit_off' ? unbound : null;
   const replica = s.listener === 'read_only' || (unbound.replicaEligible && !s.readAfterWrite());
-  s.pendingPrepare = { id, text, prepared, fixed };
+  // the client's bytes are kept as sent: a re-prepare elsewhere must not re-encode them (SET NAMES is not reflected in s.encoding)
+  s.pendingPrepare = { id, source: { sql: Buffer.from(p.payload.subarray(1)), schema: s.schema, charsetKey: s.charsetKey }, prepared, fixed };
   const ex = s.exchange();
   ex.plan = { role: replica ? 'replica' : 'primary', reserved: false, pin: null, label: replica ? 'replica' : 'primary', shard: epoch.defaultShard, write: false };
   ex.classification = null;
@@ -243,7 +246,7 @@ export function applyStatementResponse(s: ClientSession, kind: CommandKind, summ
 
 function afterStatement(s: ClientSession, summary: ResponseSummary, ex: BackendExchange, conn: BackendConnection): void {
   s.autocommit = hasFlag(summary.statusFlags, ServerStatus.Autocommit);
-  if (ex.plan?.write && s.listener === 'read_write') s.noteWrite();
+  if (s.listener === 'read_write') noteWrites(s, ex.plan?.write === true, holdsTransaction(summary));
   const effect = ex.classification?.session;
   if (effect?.kind !== 'replay' || s.currentSql === null) return;
   if (effect.setting === 'database') {
@@ -258,11 +261,21 @@ function afterStatement(s: ClientSession, summary: ResponseSummary, ex: BackendE
   conn.charsetKey = s.charsetKey;
 }
 
+/**
+ * The read-after-write window opens at a write and again when a transaction that wrote ends
+ * (COMMIT, or anything that commits implicitly): a long transaction's reads right after its
+ * commit go to the primary too.
+ */
+function noteWrites(s: ClientSession, write: boolean, inTransaction: boolean): void {
+  if (write || (s.transactionWrote && !inTransaction)) s.noteWrite();
+  s.transactionWrote = inTransaction && (write || s.transactionWrote);
+}
+
 function afterPrepare(s: ClientSession, summary: ResponseSummary, conn: BackendConnection): void {
   const pending = s.pendingPrepare;
   const prepared = summary.prepared;
   s.pendingPrepare = null;
   if (!pending || !prepared || !s.statements) return;
-  const statement = s.statements.add(pending.id, pending.text, prepared.paramCount, pending.prepared, pending.fixed);
+  const statement = s.statements.add(pending.id, pending.source, prepared.paramCount, pending.prepared, pending.fixed);
   conn.statements.add(statement.entry, prepared.statementId, prepared.paramCount);
 }

@@ -2,6 +2,7 @@
 import { StatementCatalog } from '../backend/statement-catalog';
 import { StatementRegistry } from './statement-registry';
 
+const source = (sql: string) => ({ sql: Buffer.from(sql), schema: 'app', charsetKey: 'c45' });
 const limits = { maxStatements: 2, maxBytes: 40 };
 
 describe('StatementRegistry', () => {
@@ -9,11 +10,11 @@ describe('StatementRegistry', () => {
     const catalog = new StatementCatalog();
     const r = new StatementRegistry(catalog);
     const a = r.reserve(10, limits) as number;
-    r.add(a, 'SELECT 1', 0, undefined as never, null);
+    r.add(a, source('SELECT 1'), 0, undefined as never, null);
     expect(r.reserve(50, limits)).toMatchObject({ code: 'DBP_ERR_MYSQLEDGE_STATEMENT_MEMORY' });
     const b = r.reserve(10, limits) as number;
     expect(b).not.toBe(a);
-    r.add(b, 'SELECT 2', 0, undefined as never, null);
+    r.add(b, source('SELECT 2'), 0, undefined as never, null);
     expect(r.reserve(1, limits)).toMatchObject({ code: 'DBP_ERR_MYSQLEDGE_TOO_MANY_STATEMENTS' });
     r.close(a);
     expect(typeof r.reserve(1, limits)).toBe('number');
@@ -24,7 +25,7 @@ describe('StatementRegistry', () => {
 
   it('keeps long data until the execute, and remembers an overflow for it', () => {
     const r = new StatementRegistry(new StatementCatalog());
-    const s = r.add(r.reserve(8, limits) as number, 'SELECT ?', 1, undefined as never, null);
+    const s = r.add(r.reserve(8, limits) as number, source('SELECT ?'), 1, undefined as never, null);
     r.appendLongData(s, 0, Buffer.alloc(10), 40);
     expect(s.longData?.length).toBe(1);
     expect(s.longDataParams?.has(0)).toBe(true);

@@ -8,7 +8,7 @@ import { MysqlEdgeErrors } from '../errors';
 
 export interface ClientStatement {
   readonly id: number;
-  readonly text: string;
+  /** The shared entry: statement bytes, the database and character set state it was prepared in. */
   readonly entry: CatalogEntry;
   readonly paramCount: number;
   readonly prepared: PreparedRoute;
@@ -21,6 +21,12 @@ export interface ClientStatement {
   longDataParams: Set<number> | null;
   longDataError: DbproxyError | null;
   bytes: number;
+}
+
+export interface StatementSource {
+  readonly sql: Buffer;
+  readonly schema: string | null;
+  readonly charsetKey: string;
 }
 
 export interface StatementLimits {
@@ -48,12 +54,12 @@ export class StatementRegistry {
     return id;
   }
 
-  add(id: number, text: string, paramCount: number, prepared: PreparedRoute, fixedRoute: SqlRoute | null): ClientStatement {
-    const bytes = Buffer.byteLength(text, 'utf8');
+  /** What a statement was prepared as: the client's bytes, in which database and character set state. */
+  add(id: number, source: StatementSource, paramCount: number, prepared: PreparedRoute, fixedRoute: SqlRoute | null): ClientStatement {
+    const bytes = source.sql.length;
     const statement: ClientStatement = {
       id,
-      text,
-      entry: this.catalog.acquire(text),
+      entry: this.catalog.acquire(source.sql, source.schema, source.charsetKey),
       paramCount,
       prepared,
       fixedRoute,
