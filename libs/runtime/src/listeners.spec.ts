@@ -43,4 +43,34 @@ describe('ServiceListeners', () => {
     listeners.stopAccepting();
     await expect(readAll(port)).rejects.toThrow(/ECONNREFUSED/);
   });
+
+  it('counts each listener\'s connections against its own limit: a full read-only listener leaves read-write open', async () => {
+    const listeners = new ServiceListeners('test-edge', logger, new MetricsRegistry());
+    const served: Socket[] = [];
+    const spec = (name: string) => ({
+      name,
+      address: '127.0.0.1:0',
+      maxConnections: () => 1,
+      onConnection: (socket: Socket) => {
+        served.push(socket);
+        socket.write(`HELLO ${name}\n`);
+      },
+      reject: (socket: Socket, reason: string) => socket.end(`-ERR ${reason}\n`),
+    });
+    const portOf = (address: string) => Number(address.split(':').pop());
+    const ro = portOf((await listeners.listen(spec('read_only'))).address);
+    const rw = portOf((await listeners.listen(spec('read_write'))).address);
+    const held = connect({ port: ro, host: '127.0.0.1' });
+    await new Promise((r) => held.once('data', r));
+    expect(await readAll(ro)).toBe('-ERR max_connections\n');
+    const other = connect({ port: rw, host: '127.0.0.1' });
+    expect(await new Promise((r) => other.once('data', (c) => r(c.toString())))).toBe('HELLO read_write\n');
+    expect(listeners.activeConnections()).toBe(2);
+    expect(await readAll(rw)).toBe('-ERR max_connections\n');
+    held.destroy();
+    other.destroy();
+    await Promise.all(served.map((s) => new Promise((r) => (s.destroyed ? r(undefined) : s.once('close', r)))));
+    expect(listeners.activeConnections()).toBe(0);
+    listeners.stopAccepting();
+  });
 });

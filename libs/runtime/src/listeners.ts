@@ -14,7 +14,7 @@ export interface ListenerSpec {
   readonly name: string;
   /** `host:port` (port 0 picks a free port: see the bound address). */
   readonly address: string;
-  /** Admission limit shared by every listener of the service; read per connection (it may change with an epoch). */
+  /** This listener's admission limit (each listener counts its own connections); read per connection (it may change with an epoch). */
   readonly maxConnections: () => number;
   /** Serves an admitted connection. */
   onConnection(socket: Socket, listener: string): void;
@@ -37,7 +37,8 @@ export class ServiceListeners {
   private readonly servers: Server[] = [];
   /** Admitted connections served in this process (not those handed to workers). */
   private readonly open = new Set<Socket>();
-  private active = 0;
+  /** Admitted connections still open, per listener (each has its own admission limit, spec 000). */
+  private readonly active = new Map<string, number>();
   private draining = false;
   private workers: WorkerGroup | undefined;
   private endpoint: WorkerEndpoint | undefined;
@@ -58,14 +59,17 @@ export class ServiceListeners {
     this.endpoint = endpoint;
   }
 
-  /** A worker reported `count` of the connections it was handed as closed. */
-  released(count: number): void {
-    this.active -= count;
+  /** A worker reported `count` of the connections `listener` admitted as closed. */
+  released(listener: string, count: number): void {
+    this.active.set(listener, (this.active.get(listener) ?? count) - count);
   }
 
   /** Connections admitted and still open, across this service's listeners. */
   activeConnections(): number {
-    return this.endpoint ? this.endpoint.activeConnections() : this.active;
+    if (this.endpoint) return this.endpoint.activeConnections();
+    let total = 0;
+    for (const open of this.active.values()) total += open;
+    return total;
   }
 
   async listen(spec: ListenerSpec): Promise<BoundListener> {
@@ -76,7 +80,8 @@ export class ServiceListeners {
     const accepted = this.metrics.counter({ name: 'dbproxy_connections_accepted_total', help: 'Client connections admitted', labelNames: ['service', 'listener'] });
     const rejected = this.metrics.counter({ name: 'dbproxy_connections_rejected_total', help: 'Client connections refused at admission', labelNames: ['service', 'listener', 'reason'] });
     const server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000, pauseOnConnect: this.workers !== undefined }, (socket) => {
-      const reason: RejectReason | undefined = this.draining ? 'draining' : this.active >= spec.maxConnections() ? 'max_connections' : undefined;
+      const open = this.active.get(spec.name) ?? 0;
+      const reason: RejectReason | undefined = this.draining ? 'draining' : open >= spec.maxConnections() ? 'max_connections' : undefined;
       if (reason) {
         rejected.inc({ service: this.service, listener: spec.name, reason });
         socket.on('error', () => undefined);
@@ -84,11 +89,11 @@ export class ServiceListeners {
         spec.reject(socket, reason);
         return;
       }
-      this.active++;
+      this.active.set(spec.name, open + 1);
       accepted.inc({ service: this.service, listener: spec.name });
       if (this.workers) {
         if (!this.workers.dispatch(socket, spec.name)) {
-          this.active--;
+          this.released(spec.name, 1);
           socket.resume();
           spec.reject(socket, 'draining');
         }
@@ -96,7 +101,7 @@ export class ServiceListeners {
       }
       this.open.add(socket);
       socket.once('close', () => {
-        this.active--;
+        this.released(spec.name, 1);
         this.open.delete(socket);
       });
       spec.onConnection(socket, spec.name);

@@ -65,7 +65,7 @@ export class ServiceHost {
   async start(): Promise<RunningService> {
     const count = this.shared.endpoint ? 1 : workerCount(this.definition, this.shared.local);
     if (count > 1 && this.shared.launcher) {
-      this.group = new WorkerGroup(this.definition.name, count, this.shared.launcher, this.shared.logger, this.shared.serviceLabel, (n) => this.listeners.released(n));
+      this.group = new WorkerGroup(this.definition.name, count, this.shared.launcher, this.shared.logger, this.shared.serviceLabel, (listener, n) => this.listeners.released(listener, n));
       await this.group.start(60_000);
       this.listeners.dispatchTo(this.group);
     }

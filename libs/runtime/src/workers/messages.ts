@@ -6,9 +6,10 @@ export interface ConnectionMessage {
   readonly listener: string;
 }
 
-/** worker → primary: a connection it served has closed. */
+/** worker → primary: a connection it served, admitted by `listener`, has closed. */
 export interface ClosedMessage {
   readonly type: 'dbproxy:closed';
+  readonly listener: string;
 }
 
 /** primary → worker: answer with what `topic`'s provider returns. */

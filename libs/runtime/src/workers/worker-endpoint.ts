@@ -59,7 +59,7 @@ export class WorkerEndpoint {
     if (!socket) return;
     if (!handler) {
       socket.destroy();
-      process.send?.({ type: 'dbproxy:closed' });
+      process.send?.({ type: 'dbproxy:closed', listener });
       return;
     }
     this.active++;
@@ -68,7 +68,7 @@ export class WorkerEndpoint {
     socket.once('close', () => {
       this.active--;
       this.open.delete(socket);
-      process.send?.({ type: 'dbproxy:closed' });
+      process.send?.({ type: 'dbproxy:closed', listener });
     });
     handler(socket, listener);
   }

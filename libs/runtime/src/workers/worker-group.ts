@@ -17,7 +17,9 @@ export interface WorkerLauncher {
 
 interface WorkerSlot {
   child: ChildProcess;
+  /** Open connections handed to this worker, in all and per listener that admitted them. */
   connections: number;
+  readonly byListener: Map<string, number>;
   ready: Promise<void>;
 }
 
@@ -37,8 +39,8 @@ export class WorkerGroup {
     private readonly logger: Logger,
     /** The primary's service label, which the workers take as theirs. */
     private readonly label: string,
-    /** Called when a worker reports one of its connections closed, or dies with connections. */
-    private readonly onClosed: (connections: number) => void,
+    /** Called when a worker reports one of its connections closed, or dies with connections (per listener that admitted them). */
+    private readonly onClosed: (listener: string, connections: number) => void,
   ) {}
 
   /** Forks every worker and waits until each has started its service. */
@@ -65,11 +67,13 @@ export class WorkerGroup {
       if (!best || slot.connections < best.connections) best = slot;
     }
     if (!best) return false;
-    best.connections++;
-    best.child.send({ type: 'dbproxy:connection', listener }, socket, { keepOpen: false }, (err) => {
-      if (!err || !best) return;
-      best.connections--;
-      this.onClosed(1);
+    const slot = best;
+    slot.connections++;
+    slot.byListener.set(listener, (slot.byListener.get(listener) ?? 0) + 1);
+    slot.child.send({ type: 'dbproxy:connection', listener }, socket, { keepOpen: false }, (err) => {
+      if (!err) return;
+      closedIn(slot, listener, 1);
+      this.onClosed(listener, 1);
       socket.destroy();
     });
     return true;
@@ -137,13 +141,13 @@ export class WorkerGroup {
       env: { ...processEnvironment(), [WORKER_LABEL_ENV]: this.label },
     });
     let markReady: () => void = () => undefined;
-    const slot: WorkerSlot = { child, connections: 0, ready: new Promise<void>((r) => (markReady = r)) };
+    const slot: WorkerSlot = { child, connections: 0, byListener: new Map(), ready: new Promise<void>((r) => (markReady = r)) };
     child.on('message', (message) => {
       if (!isWorkerMessage(message)) return;
       if (message.type === 'dbproxy:worker-ready') markReady();
       else if (message.type === 'dbproxy:closed') {
-        slot.connections--;
-        this.onClosed(1);
+        closedIn(slot, message.listener, 1);
+        this.onClosed(message.listener, 1);
       } else if (message.type === 'dbproxy:gathered') {
         const settle = this.pending.get(message.id);
         this.pending.delete(message.id);
@@ -151,7 +155,8 @@ export class WorkerGroup {
       }
     });
     child.once('exit', (code, signal) => {
-      if (slot.connections > 0) this.onClosed(slot.connections);
+      for (const [listener, open] of slot.byListener) if (open > 0) this.onClosed(listener, open);
+      slot.byListener.clear();
       slot.connections = 0;
       if (this.stopping) return;
       this.logger.error({ service: this.service, worker: index, code, signal }, 'worker exited; starting a new one');
@@ -162,4 +167,9 @@ export class WorkerGroup {
     });
     return slot;
   }
+}
+
+function closedIn(slot: WorkerSlot, listener: string, count: number): void {
+  slot.connections -= count;
+  slot.byListener.set(listener, (slot.byListener.get(listener) ?? count) - count);
 }
