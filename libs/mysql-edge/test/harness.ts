@@ -1,6 +1,8 @@
 // Test harness: mysql-edge beside the real topology service, both in one runtime in this process on
 // the embedded bus, against real MariaDB servers. Health checks run every 0.3 s, so readiness comes
 // quickly and a stopped server, stopped replication or blue/green action reaches the edge soon.
+import { KvRecords, openRecords } from '@dbproxy/bus';
+import { documentHash } from '@dbproxy/runtime';
 import {
   backendsView,
   backendToml,
@@ -11,7 +13,7 @@ import {
   type TestRuntime,
   type TopologyBackendView,
 } from '@dbproxy/runtime/testing';
-import { freePort, type MariaDbServer, type ReplicatedServers } from '@dbproxy/testing';
+import { freePort, waitFor, type MariaDbServer, type ReplicatedServers } from '@dbproxy/testing';
 import { topologyService } from '@dbproxy/topology';
 import { createConnection, type Connection, type ConnectionOptions } from 'mysql2/promise';
 import { mysqlEdgeService } from '../src';
@@ -112,4 +114,17 @@ export async function openDirect(db: ReplicatedServers<MariaDbServer>, setup: re
 export async function closeDirect(direct: DirectConnections | undefined): Promise<void> {
   await direct?.primary.end();
   await direct?.replica.end();
+}
+
+/**
+ * Publishes a new configuration epoch with `[mysql] name = value` (as the config API would, through
+ * the configuration KV) and waits until the edge runs it.
+ */
+export async function applyMysqlSetting(edge: EdgeHarness, name: string, value: unknown): Promise<void> {
+  const store = await openRecords(edge.runtime.bus, KvRecords.config);
+  const current = await store.get({});
+  const document = structuredClone(current?.value?.config as Record<string, Record<string, unknown>>);
+  (document['mysql'] as Record<string, unknown>)[name] = value;
+  await store.put({}, { config: document, hash: documentHash(document), author: 'test', appliedAt: new Date().toISOString(), comment: `mysql.${name}` }, { expectedRevision: current?.revision ?? 0 });
+  await waitFor(() => (edge.runtime.config.current().config.mysql as Record<string, unknown>)[name] === value || null);
 }

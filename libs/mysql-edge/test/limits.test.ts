@@ -3,11 +3,9 @@
 // exhaustion with the reserved pool, a drain-backend action applied by topology, and a
 // configuration epoch arriving while a transaction is pinned.
 import type { Socket } from 'node:net';
-import { KvRecords, openRecords } from '@dbproxy/bus';
-import { documentHash } from '@dbproxy/runtime';
 import { startMariaDb, waitFor } from '@dbproxy/testing';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { closeDirect, openDirect, startEdge, type DirectConnections, type EdgeHarness } from './harness';
+import { applyMysqlSetting, closeDirect, openDirect, startEdge, type DirectConnections, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -142,12 +140,7 @@ it('applies a new configuration epoch to new sessions while a pinned transaction
   const pinned = await edge.connect({ database: 'app', multipleStatements: true });
   await pinned.query('BEGIN');
   const [[before]] = await pinned.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
-  const store = await openRecords(edge.runtime.bus, KvRecords.config);
-  const current = await store.get({});
-  const document = structuredClone(current?.value?.config as Record<string, Record<string, unknown>>);
-  (document['mysql'] as Record<string, unknown>)['multi_statements'] = 'primary';
-  await store.put({}, { config: document, hash: documentHash(document), author: 'test', appliedAt: new Date().toISOString(), comment: 'multi on' }, { expectedRevision: current?.revision ?? 0 });
-  await waitFor(() => edge.runtime.config.current().config.mysql.multi_statements === 'primary' || null);
+  await applyMysqlSetting(edge, 'multi_statements', 'primary');
   await expect(pinned.query('SELECT 1; SELECT 2')).rejects.toMatchObject({ errno: 1235 });
   const [[after]] = await pinned.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
   expect(after?.['id']).toBe(before?.['id']);

@@ -3,11 +3,9 @@
 // connections do not ask for CLIENT_MULTI_STATEMENTS); with "primary" only clients that asked
 // for multi-statements may send them (the pools take connections that ask for them once the
 // setting changes).
-import { KvRecords, openRecords } from '@dbproxy/bus';
-import { documentHash } from '@dbproxy/runtime';
-import { startMariaDb, waitFor } from '@dbproxy/testing';
+import { startMariaDb } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { startEdge, type EdgeHarness } from './harness';
+import { applyMysqlSetting, startEdge, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -29,12 +27,7 @@ afterAll(async () => {
 });
 
 async function allowMultiStatements(): Promise<void> {
-  const store = await openRecords(edge.runtime.bus, KvRecords.config);
-  const current = await store.get({});
-  const document = structuredClone(current?.value?.config as Record<string, Record<string, unknown>>);
-  (document['mysql'] as Record<string, unknown>)['multi_statements'] = 'primary';
-  await store.put({}, { config: document, hash: documentHash(document), author: 'test', appliedAt: new Date().toISOString(), comment: 'multi on' }, { expectedRevision: current?.revision ?? 0 });
-  await waitFor(() => edge.runtime.config.current().config.mysql.multi_statements === 'primary' || null);
+  await applyMysqlSetting(edge, 'multi_statements', 'primary');
 }
 
 async function tableExists(name: string): Promise<boolean> {

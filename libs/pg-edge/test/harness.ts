@@ -11,7 +11,7 @@ import {
   type TestRuntime,
   type TopologyBackendView,
 } from '@dbproxy/runtime/testing';
-import { freePort } from '@dbproxy/testing';
+import { freePort, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { topologyService } from '@dbproxy/topology';
 import { pgEdgeService } from '../src';
 
@@ -75,4 +75,12 @@ export async function startEdge(backends: readonly BackendSpec[], postgresToml: 
     ...(options.until === 'checked' ? { until: checked } : {}),
   });
   return { ...test, ...backendsOf(test.admin), rwPort, roPort };
+}
+
+/** The primary and first replica of `pg` as backends, each with `extra` (e.g. the pool's credentials). */
+export function primaryAndReplica(pg: ReplicatedServers<PostgresServer>, extra: string): BackendSpec[] {
+  return [
+    { name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra },
+    { name: 'replica', host: pg.replicas[0].host, port: pg.replicas[0].port, role: 'replica', extra },
+  ];
 }

@@ -6,7 +6,7 @@
 import { Client } from 'pg';
 import { startPostgres, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
-import { startEdge, type EdgeHarness } from './harness';
+import { primaryAndReplica, startEdge, type EdgeHarness } from './harness';
 import { errorOf, RawClient, rowsOf } from './raw-client';
 
 jest.setTimeout(90_000);
@@ -34,10 +34,7 @@ beforeAll(async () => {
   await requirePoolPassword(pg);
   // one pooled connection per backend: every client of a backend gets the same connection
   edge = await startEdge(
-    [
-      { name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra: backend },
-      { name: 'replica', host: pg.replicas[0].host, port: pg.replicas[0].port, role: 'replica', extra: backend },
-    ],
+    primaryAndReplica(pg, backend),
     'routing_mode = "transaction"\npool_max_per_backend = 1\nread_after_write_seconds = 1\nquery_timeout_seconds = 20',
     '[[users]]\nname = "app"\npassword = "app-secret"',
   );

@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
-import { startEdge, type EdgeHarness } from './harness';
+import { primaryAndReplica, startEdge, type EdgeHarness } from './harness';
 import { cancelRequest, errorOf, RawClient } from './raw-client';
 import { recordSpans } from './span-recorder';
 
@@ -27,10 +27,7 @@ beforeAll(async () => {
   pg = await startPostgres({ replicas: 1 });
   await requirePoolPassword(pg);
   edge = await startEdge(
-    [
-      { name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra: backend },
-      { name: 'replica', host: pg.replicas[0].host, port: pg.replicas[0].port, role: 'replica', extra: backend },
-    ],
+    primaryAndReplica(pg, backend),
     `routing_mode = "transaction"
 pool_max_per_backend = 10
 max_result_rows = 1000
