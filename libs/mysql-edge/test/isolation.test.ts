@@ -43,14 +43,14 @@ it('runs a prepared statement in the database its client prepared it in, though 
   await b.end();
 });
 
-it('gives a client without a default database none, whatever the client before it selected (ERR 1046 like MariaDB)', async () => {
+it('never runs a client without a default database in the database the client before it selected (information_schema instead, as ProxySQL)', async () => {
   const a = await edge.connect({ database: 'db1' });
   await a.query('SELECT 1');
   await a.end();
   const b = await edge.connect();
   const [[row]] = await b.query<RowDataPacket[]>('SELECT DATABASE() AS d');
-  expect(row?.['d']).toBeNull();
-  await expect(b.query('SELECT v FROM t')).rejects.toMatchObject({ errno: 1046 });
+  expect(row?.['d']).toBe('information_schema');
+  await expect(b.query('SELECT v FROM t')).rejects.toMatchObject({ sqlState: '42S02' });
   // selecting one works, and the connection is usable by clients with a database again
   await b.query('USE db2');
   expect((await b.query<RowDataPacket[]>('SELECT v FROM t WHERE id = 1'))[0]).toEqual([{ v: 'two' }]);
@@ -85,4 +85,52 @@ it('prepares a statement again elsewhere in the bytes its latin1 client sent, no
   expect((await a.execute<RowDataPacket[]>(sql, [2]))[0]).toEqual([{ h: 'E9', p: 2 }]);
   await a.end();
   await b.end();
+});
+
+it('holds pool_max backend connections in all, whatever client capability profiles share the backend', async () => {
+  const a = await edge.connect({ database: 'db1' });
+  const b = await edge.connect({ database: 'db1', flags: ['-FOUND_ROWS'] }); // another profile: its own pool
+  const monitor = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
+  try {
+    let most = 0;
+    const watching = (async () => {
+      for (let i = 0; i < 20; i++) {
+        const [rows] = await monitor.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = 'db1'");
+        most = Math.max(most, Number(rows[0]?.['n']));
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
+    const started = Date.now();
+    const [[ra], [rb]] = await Promise.all([a.query<RowDataPacket[]>('SELECT SLEEP(0.2) AS s, 1 AS who'), b.query<RowDataPacket[]>('SELECT SLEEP(0.2) AS s, 2 AS who')]);
+    expect([ra[0]?.['who'], rb[0]?.['who']]).toEqual([1, 2]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390); // one connection: the two sleeps ran one after the other
+    await watching;
+    expect(most).toBe(1);
+  } finally {
+    await monitor.end();
+    await a.end();
+    await b.end();
+  }
+});
+
+it('moves clients without a database off the one another client left without closing pooled connections', async () => {
+  const monitor = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
+  const connections = async () => Number((await monitor.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Connections'"))[0][0]?.['Value']);
+  try {
+    const warm = await edge.connect({ database: 'db1' }); // the pool's one connection, for this client profile
+    await warm.query('SELECT 1');
+    await warm.end();
+    const before = await connections();
+    for (let round = 0; round < 5; round++) {
+      const withDb = await edge.connect({ database: 'db1' });
+      expect((await withDb.query<RowDataPacket[]>('SELECT v FROM t WHERE id = 1'))[0]).toEqual([{ v: 'one' }]);
+      await withDb.end();
+      const without = await edge.connect();
+      expect((await without.query<RowDataPacket[]>('SELECT 1 AS one'))[0]).toEqual([{ one: 1 }]);
+      await without.end();
+    }
+    expect((await connections()) - before).toBe(0); // the one pooled connection served every client
+  } finally {
+    await monitor.end();
+  }
 });

@@ -10,6 +10,7 @@ import { PoolCounters } from './pool-counters';
 import { poolStats } from './pool-stats';
 import { checkFactory, resolveSizing, type ResolvedSizing } from './pool-options';
 import { PooledConnection, type Slot } from './pooled-connection';
+import type { CapacityMember, SharedCapacity } from './shared-capacity';
 import type { AcquireOptions, ConnectionFactory, Lease, PoolOptions, PoolSizing, PoolStats, ReleaseOptions } from './types';
 
 type Phase = 'open' | 'draining' | 'closed';
@@ -43,6 +44,10 @@ export class BackendPool<C> {
    * clock. Ages are therefore measured to within sweepIntervalMs.
    */
   private now = clock();
+  /** The bound shared with sibling pools of the same backend, if any, and this pool's part in it. */
+  private readonly shared: SharedCapacity | undefined;
+  private readonly member: CapacityMember;
+  private freeScheduled = false;
 
   constructor(options: PoolOptions<C>) {
     if (typeof options.backend !== 'string' || options.backend === '') {
@@ -56,9 +61,26 @@ export class BackendPool<C> {
     this.waiters = new AcquireQueue(this.backend, this.counters);
     this.roster = new ConnectionRoster(
       this.counters,
-      () => this.reconcile(),
+      () => {
+        this.reconcile();
+        this.shared?.freed(this.member);
+      },
       () => this.sizing.connectTimeoutMs,
+      () => this.closedForShared(),
     );
+    const roster = this.roster;
+    this.member = {
+      get footprint() {
+        return roster.footprint;
+      },
+      get closing() {
+        return roster.pendingDestroys;
+      },
+      yieldIdle: (reason) => this.yieldIdle(reason),
+      roomFreed: () => this.dispatch(),
+    };
+    this.shared = options.shared;
+    this.shared?.join(this.member);
     this.startSweep();
     this.ensureMinIdle();
   }
@@ -128,6 +150,7 @@ export class BackendPool<C> {
     if (conn.factory.reset === undefined) {
       this.roster.park(conn, 'in_use', 'released', this.now);
       this.dispatch();
+      this.offerIdle();
       return;
     }
     this.startReset(conn);
@@ -271,14 +294,41 @@ export class BackendPool<C> {
       this.waiters.grant(waiter, (waitMs) => this.lend(conn, slot, waitMs));
     }
     let wanted = this.waiters.servable(...this.freeSlots()) - this.roster.creating;
-    while (wanted-- > 0 && this.roster.footprint < this.capacity) this.open();
+    while (wanted-- > 0 && this.roster.footprint < this.capacity) {
+      // the bound shared with sibling pools is reached: one of their idle connections makes room
+      // (at once, or when its close has finished: then roomFreed() comes back here)
+      if (this.shared !== undefined && !this.shared.hasRoom() && !(this.shared.makeRoom(this.member) && this.shared.hasRoom())) return;
+      this.open();
+    }
+  }
+
+  /** A connection closed: sibling pools sharing the bound may open (once per turn, after the current call chain). */
+  private closedForShared(): void {
+    if (this.shared === undefined || this.freeScheduled) return;
+    this.freeScheduled = true;
+    queueMicrotask(() => {
+      this.freeScheduled = false;
+      this.shared?.freed(this.member);
+    });
+  }
+
+  /** Closes the longest-idle connection for a sibling pool that needs the room (SharedCapacity). */
+  private yieldIdle(reason: string): boolean {
+    const conn = this.roster.idle.shift();
+    if (conn === undefined) return false;
+    this.roster.close(conn, 'idle', reason);
+    return true;
+  }
+
+  private get sharedOverBound(): boolean {
+    return this.shared !== undefined && this.shared.overBound;
   }
 
   // --- connection lifecycle ----------------------------------------------------------------
 
   private ensureMinIdle(): void {
     const roster = this.roster;
-    while (this.phase === 'open' && roster.idle.length + roster.creating < this.sizing.minIdle && roster.footprint < this.capacity) {
+    while (this.phase === 'open' && roster.idle.length + roster.creating < this.sizing.minIdle && roster.footprint < this.capacity && (this.shared?.hasRoom() ?? true)) {
       this.open();
     }
   }
@@ -349,7 +399,7 @@ export class BackendPool<C> {
     if (conn.state === 'retiring') return conn.retireReason;
     if (this.phase !== 'open') return 'pool-closed';
     if (!this.roster.alive(conn)) return 'dead';
-    if (this.roster.footprint > this.capacity) return 'surplus';
+    if (this.roster.footprint > this.capacity || this.sharedOverBound) return 'surplus';
     if (this.sizing.maxLifetimeMs > 0 && this.now - conn.createdAt >= this.sizing.maxLifetimeMs) return 'max-lifetime';
     return undefined;
   }
@@ -371,9 +421,15 @@ export class BackendPool<C> {
     if (conn.state === 'retiring') this.roster.close(conn, 'retiring', conn.retireReason);
     else if (conn.state !== 'resetting') return; // closed by the reset timeout or a drain deadline
     else if (this.phase !== 'open') this.roster.close(conn, 'resetting', 'pool-closed');
-    else if (this.roster.footprint > this.capacity) this.roster.close(conn, 'resetting', 'surplus');
+    else if (this.roster.footprint > this.capacity || this.sharedOverBound) this.roster.close(conn, 'resetting', 'surplus');
     else this.roster.park(conn, 'resetting', 'reset', this.now);
     this.reconcile();
+    this.offerIdle();
+  }
+
+  /** At the shared bound, a connection just went idle here: siblings waiting for room may take its place. */
+  private offerIdle(): void {
+    if (this.shared !== undefined && this.roster.idle.length > 0 && !this.shared.hasRoom()) this.shared.freed(this.member);
   }
 
   private resetFailed(conn: PooledConnection<C>, err: unknown): void {
@@ -393,6 +449,7 @@ export class BackendPool<C> {
     }
     if (this.phase === 'draining' && this.roster.all.size === 0 && this.roster.pendingDestroys === 0) {
       this.phase = 'closed';
+      this.shared?.leave(this.member);
       clearTimeout(this.drainTimer);
       this.resolveDrained();
     }

@@ -32,6 +32,8 @@ export class ConnectionRoster<C> {
     private readonly onDestroySettled: () => void,
     /** Longest a pending destroy keeps counting against capacity. */
     private readonly destroyWaitMs: () => number,
+    /** Called after a connection is closed (its destroy may still be pending). */
+    private readonly onClosed: () => void = () => undefined,
   ) {}
 
   /** Connections that count against the bound: open, connecting, or still closing. */
@@ -84,6 +86,7 @@ export class ConnectionRoster<C> {
     if (raw === undefined) return;
     this.counters.countDestroy(reason);
     this.destroy(conn.factory, raw, reason);
+    this.onClosed();
   }
 
   /** Destroys a connection the pool no longer tracks (one that arrived after its create timed out). */

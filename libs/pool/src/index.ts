@@ -7,4 +7,5 @@ export { POOL_DEFAULTS, type ResolvedSizing } from './pool-options';
 export { MAX_DESTROY_REASONS, type PoolEvent, type PoolEventName } from './pool-counters';
 export { isLegalTransition, type ConnectionState, type PoolConnectionTransition } from './pooled-connection';
 export { JoinableLendings, type JoinableLending } from './joinable-lendings';
+export { SharedCapacity, type CapacityMember } from './shared-capacity';
 export type { AcquireOptions, ConnectionFactory, Lease, PoolOptions, PoolSizing, PoolStats, ReleaseOptions } from './types';

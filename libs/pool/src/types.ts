@@ -1,4 +1,5 @@
 // The pool's public contracts: the connection factory an edge supplies, options, leases, stats.
+import type { SharedCapacity } from './shared-capacity';
 import type { BackendPool } from './backend-pool';
 
 /**
@@ -52,6 +53,8 @@ export interface PoolOptions<C> extends PoolSizing {
   /** The backend this pool connects to; the pool's name in errors, stats and events. */
   backend: string;
   factory: ConnectionFactory<C>;
+  /** A bound this pool shares with other pools of the same backend (on top of its own max + reserved). */
+  shared?: SharedCapacity;
 }
 
 export interface AcquireOptions {

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import type { DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
-import { BackendPool, type ConnectionFactory, type PoolSizing, type PoolStats } from '@dbproxy/pool';
+import { BackendPool, SharedCapacity, type ConnectionFactory, type PoolSizing, type PoolStats } from '@dbproxy/pool';
 import { Capability } from '@dbproxy/protocol-mysql';
 import type { TopologyView } from '@dbproxy/topology-client';
 import type { EdgeEpoch } from '../epoch';
@@ -99,6 +99,8 @@ export class BackendPools {
   private readonly byProfile = new Map<number, Map<string, BackendPool<BackendConnection>>>();
   private readonly keys = new Map<string, string>();
   private readonly resetCounts = new Map<string, ResetCounts>();
+  /** One bound per backend over its profiles' pools: pool_max (+ reserved) connections in all. */
+  private readonly bounds = new Map<string, SharedCapacity>();
 
   constructor(private readonly deps: PoolDeps) {}
 
@@ -111,11 +113,21 @@ export class BackendPools {
     const epoch = this.deps.epoch();
     const config = epoch.backends.get(backend);
     if (!config) return undefined;
-    const made = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile, epoch), ...poolSizing(epoch, config, this.deps.processes) });
+    const sizing = poolSizing(epoch, config, this.deps.processes);
+    const made = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile, epoch), ...sizing, shared: this.boundOf(backend, sizing) });
     this.pools.set(`${backend}/${profile.toString(16)}`, made);
     byBackend.set(backend, made);
     this.keys.set(backend, connectionKey(config, epoch));
     return made;
+  }
+
+  /** The backend's bound across profiles, made or resized to `sizing`'s max + reserved. */
+  private boundOf(backend: string, sizing: PoolSizing): SharedCapacity {
+    const limit = sizing.max + (sizing.reserved ?? 0);
+    let bound = this.bounds.get(backend);
+    if (bound === undefined) this.bounds.set(backend, (bound = new SharedCapacity(limit, backend)));
+    else if (bound.limit !== limit) bound.limit = limit;
+    return bound;
   }
 
   /** (in use + waiters) / capacity of the backend's pool for `profile`; 0 before it exists. */
@@ -133,7 +145,9 @@ export class BackendPools {
         void pool.drain({ deadlineMs: removedDrainDeadlineMs });
         continue;
       }
-      pool.configure(poolSizing(epoch, config, this.deps.processes));
+      const sizing = poolSizing(epoch, config, this.deps.processes);
+      pool.configure(sizing);
+      this.boundOf(pool.backend, sizing);
       const next = connectionKey(config, epoch);
       if (this.keys.get(pool.backend) !== next) pool.replaceFactory(this.factory(pool.backend, Number.parseInt(key.slice(key.lastIndexOf('/') + 1), 16), epoch), 'connection-changed');
     }

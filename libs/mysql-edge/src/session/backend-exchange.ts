@@ -40,6 +40,8 @@ export interface ExchangeOwner {
 
 const TAG_MAIN = 1;
 const TAG_SCHEMA = 2;
+/** Where a session without a database runs on a connection another client left in one. */
+const NEUTRAL_SCHEMA = 'information_schema';
 const TAG_CHARSET = 3;
 const TAG_PREPARE = 4;
 const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
@@ -180,13 +182,10 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const conn = this.conn as BackendConnection;
     const owner = this.owner;
     if (!conn.alive) return this.fail(MysqlEdgeErrors.backendLost(conn.backend, 'connection already closed'), -1);
-    const schema = this.schemaFor(conn);
-    if (schema === null && conn.schema !== null && this.lease !== null && this.pin === null && !this.selectsSchema()) {
-      // MariaDB cannot unselect a database (COM_RESET_CONNECTION keeps it): a session without one needs a connection that never had one
-      const pool = this.lease.pool;
-      this.release(false, 'schema-unset');
-      return this.borrow(pool, this.plan as Plan);
-    }
+    let schema = this.schemaFor(conn);
+    // MariaDB cannot unselect a database (COM_RESET_CONNECTION keeps it): a session without one is
+    // moved off the database another client left, to information_schema (as ProxySQL's default_schema)
+    if (schema === null && conn.schema !== null && conn.schema !== NEUTRAL_SCHEMA && !this.selectsSchema()) schema = NEUTRAL_SCHEMA;
     if (this.pin === null) conn.attach(this, 'lend');
     const label = this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label;
     owner.edge.queries.count(label, this.role, conn.backend);

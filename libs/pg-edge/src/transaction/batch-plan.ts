@@ -50,6 +50,7 @@ type PlannedOp =
   | { readonly op: 'fail'; readonly error: Error };
 
 const DESCRIBE_UNNAMED = encodeFrontendMessages({ type: 'Describe', kind: 'S', name: '' });
+const DESCRIBE_UNNAMED_PORTAL = encodeFrontendMessages({ type: 'Describe', kind: 'P', name: '' });
 const CLOSE_UNNAMED = encodeFrontendMessages({ type: 'Close', kind: 'S', name: '' });
 /** A Bind the backend must refuse (no such statement): it fails the batch there too, so a transaction aborts as it would have. */
 const FAILING_BIND = encodeFrontendMessages({ type: 'Bind', portal: '', statement: 'dbproxy.refused', paramFormats: [], params: [], resultFormats: [] });
@@ -252,7 +253,7 @@ export class BatchPlan {
         return void expect.push({ kind: 'close', forward: true, undo: statement ? () => this.registry.get(statement.name) ?? this.registry.set(statement) : undefined });
       }
       case 'describe_portal_checked':
-        out.add(encodeFrontendMessages({ type: 'Describe', kind: 'P', name: op.portal.toString('utf8') }));
+        out.add(op.portal.length === 0 ? DESCRIBE_UNNAMED_PORTAL : encodeFrontendMessages({ type: 'Describe', kind: 'P', name: op.portal.toString('utf8') }));
         return void expect.push(DESCRIBED_PORTAL_UNFORWARDED);
       case 'forward':
         out.add(op.frame.bytes);

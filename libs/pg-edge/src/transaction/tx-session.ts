@@ -3,7 +3,7 @@
 // life; a lost pinned connection poisons the session. One transition() per state change.
 import { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
-import { BackendCode as BackendCodeExport, FrontendCode as FrontendCodeExport, type Frame } from '@dbproxy/protocol-pg';
+import { BackendCode as BackendCodeExport, encodeBackendMessages, FrontendCode as FrontendCodeExport, type Frame } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
 import { errorMessage } from '@dbproxy/util';
@@ -16,7 +16,7 @@ import { refuse } from '../session-common';
 import { descriptorOf, StateMachine } from '@dbproxy/runtime';
 import type { BackendConsumer } from './backend-connection';
 import type { PgLease } from './backend-pools';
-import { BatchPlan, emitQuery, emitRefusal, refusalBytes } from './batch-plan';
+import { BatchPlan, emitQuery, emitRefusal, readyForQuery, refusalBytes } from './batch-plan';
 import type { ClientInbox, InboxHandler } from './client-inbox';
 import { ResponseRelay, type RelayHooks } from './response-relay';
 import { SliceWriter } from './slice-writer';
@@ -59,6 +59,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private wroteInTransaction = false;
   /** A refused batch whose Sync has not arrived: the answer waits for it. */
   private refusedUntilSync: Error | undefined;
+  /** That refusal's ErrorResponse already went out (a backend lost mid-batch): the Sync gets only ReadyForQuery. */
+  private refusalSent = false;
   private deadline = Number.POSITIVE_INFINITY;
   /** A cancel arrived while the unit waited for a connection: it ends with 57014 when one comes. */
   private cancelWhileWaiting = false;
@@ -171,7 +173,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       const error = this.refusedUntilSync;
       this.refusedUntilSync = undefined;
       this.plan.discard();
-      this.client.write(refusalBytes(error, this.lastStatus));
+      this.client.write(this.refusalSent ? readyForQuery(this.lastStatus) : refusalBytes(error, this.lastStatus));
+      this.refusalSent = false;
       return;
     }
     this.runUnit([...this.plan.routes], synced, (out, expect) => this.plan.emit(this.connection(), out, expect));
@@ -189,7 +192,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     }
     this.flags.pin ||= decision.pin;
     this.flags.write ||= decision.write;
-    this.flags.stateful ||= !decision.pipelinable;
+    // a unit without statements (a Sync alone, the rest of a batch after Flush) changes nothing itself
+    this.flags.stateful ||= routes.length > 0 && !decision.pipelinable;
     if (this.lease) {
       this.routeCounters.held.inc();
       if (this.held) this.spans.onHeld(this.held);
@@ -374,8 +378,12 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.machine.is('running') && this.lease) return this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
     // A batch answered up to its Flush: the rest of it, up to Sync, gets the error (it cannot run anywhere else).
     if (this.machine.is('batch_open') && this.lease) {
+      const error = PgEdgeErrors.backendLost(this.lease.backend);
       this.machine.transition('batch_open', 'running', 'backend lost');
-      this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
+      this.fail(error, true);
+      // as PostgreSQL: the error now (a client fetching a cursor with Execute + Flush waits for it), then nothing until Sync
+      this.client.write(encodeBackendMessages(toErrorResponse(error)));
+      this.refusalSent = true;
     }
   }
 
