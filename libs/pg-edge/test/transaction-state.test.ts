@@ -35,7 +35,7 @@ beforeAll(async () => {
   // one pooled connection per backend: every client of a backend gets the same connection
   edge = await startEdge(
     primaryAndReplica(pg, backend),
-    'routing_mode = "transaction"\npool_max_per_backend = 1\nread_after_write_seconds = 1\nquery_timeout_seconds = 20',
+    'routing_mode = "transaction"\npool_max_per_backend = 1\nread_after_write_seconds = 1\nquery_timeout_seconds = 20\nmax_result_rows = 1000',
     '[[users]]\nname = "app"\npassword = "app-secret"',
   );
   const setup = new Client({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
@@ -143,6 +143,24 @@ describe('extended protocol', () => {
     const rest = await c.untilReady();
     expect(rest.map((m) => m.type)).toEqual(['ReadyForQuery']); // skipped to Sync, as PostgreSQL does after an error
     expect((await c.query('SELECT 8')).some((m) => m.type === 'DataRow')).toBe(true);
+    c.close();
+  });
+
+  it('sends the error of a unit that fails before its Sync at once (a result over max_result_rows after a Flush)', async () => {
+    const c = await rawSession();
+    c.send(
+      { type: 'Parse', statement: '', sql: 'SELECT g FROM generate_series(1, 5000) g', paramTypes: [] },
+      { type: 'Bind', portal: '', statement: '', paramFormats: [], params: [], resultFormats: [] },
+      { type: 'Describe', kind: 'P', name: '' },
+      { type: 'Execute', portal: '', maxRows: 0 },
+      { type: 'Flush' },
+    );
+    let m = await c.next(3_000);
+    while (m !== undefined && m.type !== 'ErrorResponse') m = await c.next(3_000);
+    expect(m).toMatchObject({ type: 'ErrorResponse', code: '54000' });
+    c.send({ type: 'Sync' });
+    expect((await c.untilReady()).map((x) => x.type)).toEqual(['ReadyForQuery']);
+    expect((await c.query('SELECT 9')).some((x) => x.type === 'DataRow')).toBe(true);
     c.close();
   });
 

@@ -380,6 +380,7 @@ export class BackendPool<C> {
     else if (conn.generation !== this.generation) this.roster.close(conn, 'creating', this.retireReason);
     else this.roster.park(conn, 'creating', 'connected', (this.now = clock()));
     this.reconcile();
+    this.offerIdle();
   }
 
   /** A failed create rejects the oldest servable waiter at once rather than at its deadline. */

@@ -83,9 +83,10 @@ export class ConnectionRoster<C> {
     this.all.delete(conn);
     conn.lease = undefined;
     const raw = conn.raw;
-    if (raw === undefined) return;
-    this.counters.countDestroy(reason);
-    this.destroy(conn.factory, raw, reason);
+    if (raw !== undefined) {
+      this.counters.countDestroy(reason);
+      this.destroy(conn.factory, raw, reason);
+    }
     this.onClosed();
   }
 

@@ -96,4 +96,39 @@ describe('SharedCapacity', () => {
     expect(shared.footprint).toBe(1);
     expect(await b.acquire()).toBeDefined();
   });
+
+  it('wakes a sibling\'s waiter when a create fails or a new connection goes idle unclaimed (before the pools\' sweep)', async () => {
+    const { factory, a, b } = siblings(1);
+    factory.failCreates = 1;
+    await expect(a.acquire()).rejects.toThrow();
+    const first = b.acquire({ timeoutMs: 200 });
+    await settle();
+    expect((await first).pool).toBe(b);
+    b.release(await first, { reusable: true });
+    await settle();
+    // A's waiter gives up while A's create is in flight; the connection then goes idle in A
+    const slow = new FakeConnectionFactory({ createDelayMs: 100 });
+    const shared = new SharedCapacity(1, 'fake-primary');
+    const c = track({ pool: new BackendPool<FakeConnection>({ backend: 'fake-primary', max: 1, factory: slow, shared }) }).pool;
+    const d = track({ pool: new BackendPool<FakeConnection>({ backend: 'fake-primary', max: 1, factory: slow, shared }) }).pool;
+    const gaveUp = expect(c.acquire({ timeoutMs: 10 })).rejects.toMatchObject({ code: 'DBP_ERR_POOL_ACQUIRE_TIMEOUT' });
+    await jest.advanceTimersByTimeAsync(10);
+    await gaveUp;
+    const waiting = d.acquire({ timeoutMs: 400 });
+    await jest.advanceTimersByTimeAsync(250); // C's connection arrives at 100 ms and must be handed over, not kept idle
+    expect((await waiting).pool).toBe(d);
+  });
+
+  it('closes idle connections over a lowered bound at once', async () => {
+    const { shared, a } = siblings(2);
+    const leases = await Promise.all([a.acquire(), a.acquire()]);
+    for (const lease of leases) a.release(lease, { reusable: true });
+    await settle();
+    expect(a.stats().idle).toBe(2);
+    shared.limit = 1;
+    await settle();
+    expect(shared.footprint).toBe(1);
+    expect(a.stats().destroys).toEqual({ surplus: 1 });
+  });
 });
+

@@ -36,6 +36,16 @@ export class SharedCapacity {
     const grew = value > this.bound;
     this.bound = value;
     if (grew) for (const member of this.members) member.roomFreed();
+    // lowered: idle connections over it close now (lent ones as they come back)
+    else {
+      let closing = true;
+      while (closing && this.overBound) closing = this.yieldAny();
+    }
+  }
+
+  private yieldAny(): boolean {
+    for (const member of this.members) if (member.yieldIdle('surplus')) return true;
+    return false;
   }
 
   join(member: CapacityMember): void {

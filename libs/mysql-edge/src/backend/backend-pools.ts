@@ -146,8 +146,8 @@ export class BackendPools {
         continue;
       }
       const sizing = poolSizing(epoch, config, this.deps.processes);
+      this.boundOf(pool.backend, sizing); // the shared bound first: configure() dispatches against it
       pool.configure(sizing);
-      this.boundOf(pool.backend, sizing);
       const next = connectionKey(config, epoch);
       if (this.keys.get(pool.backend) !== next) pool.replaceFactory(this.factory(pool.backend, Number.parseInt(key.slice(key.lastIndexOf('/') + 1), 16), epoch), 'connection-changed');
     }

@@ -355,7 +355,12 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.shared.running.delete(this);
     this.relay.drain(error);
     if (synced) this.relay.out.add(refusalBytes(error, IDLE));
-    else this.refusedUntilSync = error;
+    else {
+      // as PostgreSQL: the error now (a client fetching with Execute + Flush waits for it), then nothing until Sync
+      this.relay.out.add(encodeBackendMessages(toErrorResponse(error)));
+      this.refusedUntilSync = error;
+      this.refusalSent = true;
+    }
     this.relay.reset();
     this.flags.pin = this.flags.write = this.flags.stateful = false;
     this.spans.end(error);
@@ -378,12 +383,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.machine.is('running') && this.lease) return this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
     // A batch answered up to its Flush: the rest of it, up to Sync, gets the error (it cannot run anywhere else).
     if (this.machine.is('batch_open') && this.lease) {
-      const error = PgEdgeErrors.backendLost(this.lease.backend);
       this.machine.transition('batch_open', 'running', 'backend lost');
-      this.fail(error, true);
-      // as PostgreSQL: the error now (a client fetching a cursor with Execute + Flush waits for it), then nothing until Sync
-      this.client.write(encodeBackendMessages(toErrorResponse(error)));
-      this.refusalSent = true;
+      this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
     }
   }
 
