@@ -104,7 +104,7 @@ describe('loading configuration', () => {
     expect(issues).toEqual(['postgres.read_write_listen: listens on 0.0.0.0:6432, which mysql.read_only_listen (127.0.0.1:6432) already uses']);
   });
 
-  it('requires every shard a sharding rule names to exist', () => {
+  it('refuses [mysql.sharding] rules as not built yet, naming a missing shard too', () => {
     const issues = issuesOf(`
       [mysql.sharding]
       enabled = true
@@ -117,25 +117,54 @@ describe('loading configuration', () => {
       address = "h:3306"
       role = "primary"
     `);
-    expect(issues).toEqual(['mysql.sharding.rules[0].map.shards: shard "s9" has no backends in mysql_backends']);
+    const refusal = "not implemented in this build yet (sharding rules land with issue 'Sharding in the edges')";
+    expect(issues).toEqual([`mysql.sharding.enabled: ${refusal}`, `mysql.sharding.rules: ${refusal}`, 'mysql.sharding.rules[0].map.shards: shard "s9" has no backends in mysql_backends']);
   });
 
   it('parses range bounds beyond 2^53 exactly', () => {
     const parsed = parseToml(`
-      [[mysql_backends]]
+      [[postgres_backends]]
       name = "p"
-      address = "h:3306"
+      address = "h:5432"
       role = "primary"
-      [[mysql.sharding.rules]]
-      table = "t"
-      column = "id"
+      [postgres.sharding]
+      enabled = true
       map = { kind = "range", ranges = [{ to = 9223372036854775807, shard = "default" }, { from = "9223372036854775807", shard = "default" }] }
     `);
     if (!parsed.ok) throw new Error('parse failed');
     const result = validateDocument(parsed.document, {});
     if (!result.ok) throw new Error(result.issues.map(formatIssue).join('\n'));
-    const map = result.config.mysql.sharding.rules[0]?.map;
+    const map = result.config.postgres.sharding.map;
     expect(map?.kind === 'range' && map.ranges[0]?.to).toBe(9223372036854775807n);
+  });
+
+  it('refuses a default_shard without backends when every statement or connection would go there', () => {
+    const mysql = '[mysql]\nenabled = true\n[[mysql_backends]]\nname = "p"\naddress = "h:3306"\nrole = "primary"\nshard = "s1"\n';
+    expect(issuesOf(mysql)).toEqual(['mysql.sharding.default_shard: shard "default" has no backends in mysql_backends']);
+    expect(issuesOf(`${mysql}[mysql.sharding]\ndefault_shard = "s1"\n`)).toEqual([]);
+    const pg = '[postgres]\nenabled = true\n[[postgres_backends]]\nname = "p"\naddress = "h:5432"\nrole = "primary"\nshard = "s1"\n';
+    expect(issuesOf(pg)).toEqual(['postgres.sharding.default_shard: shard "default" has no backends in postgres_backends']);
+    expect(issuesOf(`${pg}[postgres.sharding]\nenabled = true\nmap = { kind = "value", values = { eu = "s1" } }\n`)).toEqual([]);
+  });
+
+  it('refuses keys one service honours where another would ignore them', () => {
+    const mysql = '[mysql]\nenabled = true\n[[mysql_backends]]\nname = "p"\naddress = "h:3306"\nrole = "primary"\n';
+    expect(issuesOf(`${mysql}[[users]]\nname = "u"\npassword = "x"\nshards = ["s9"]\n`)).toEqual([
+      'users[0].shards: not implemented in this build yet in mysql-edge (it does not limit users to shards; it serves shard "default" to every user)',
+    ]);
+    expect(issuesOf(`${mysql}[[users]]\nname = "u"\npassword = "x"\nshards = ["default"]\n`)).toEqual([]);
+    expect(issuesOf(`${mysql}[mysql_backends.tls]\nenabled = true\nca_path = "/ca.pem"\n`)).toEqual([
+      'mysql_backends[0].tls.use_webpki_roots: not implemented in this build yet in mysql-edge (it trusts only ca_path when it is set); set use_webpki_roots = false',
+    ]);
+    expect(issuesOf(`${mysql}[mysql_backends.tls]\nenabled = true\nuse_webpki_roots = false\n`)).toEqual([
+      'mysql_backends[0].tls.use_webpki_roots: not implemented in this build yet in mysql-edge (it trusts the public roots when there is no ca_path); set use_webpki_roots = true',
+    ]);
+    expect(issuesOf(`${mysql}[mysql_backends.tls]\nenabled = true\nuse_webpki_roots = false\nca_path = "/ca.pem"\n`)).toEqual([]);
+    const redis = '[redis]\nenabled = true\n[[redis_backends]]\nname = "r"\naddress = "h:6379"\nrole = "primary"\n[proxy.tls]\ncert_path = "/c.pem"\nkey_path = "/k.pem"\n';
+    expect(issuesOf(`${redis}mode = "required"\n`)).toEqual([
+      'proxy.tls.mode: "required" is not implemented in this build yet in redis-edge (its listeners do not offer TLS and would accept plaintext clients)',
+    ]);
+    expect(issuesOf(`${redis}mode = "optional"\n`)).toEqual([]);
   });
 
   it('reports TOML syntax errors with line and column', () => {

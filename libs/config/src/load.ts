@@ -7,6 +7,7 @@ import { fromZodIssues, type ConfigIssue } from './issues';
 import { checkListeners } from './listeners';
 import { checkRules } from './rules';
 import { configSchema, type DbproxyConfig } from './schema/root';
+import { checkNotBuilt, checkPartlyBuilt } from './unbuilt';
 
 // smol-toml ships ESM type declarations; its CommonJS build is what Node loads here.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -47,7 +48,7 @@ export function validateDocument(document: unknown, env: Environment): Validatio
   const expanded = expandEnvironment(document, env);
   const parsed = configSchema.safeParse(expanded.value);
   if (!parsed.success) return { ok: false, issues: [...expanded.issues, ...fromZodIssues(parsed.error.issues)] };
-  const issues = [...expanded.issues, ...checkRules(parsed.data), ...checkListeners(parsed.data)];
+  const issues = [...expanded.issues, ...checkNotBuilt(parsed.data), ...checkPartlyBuilt(parsed.data), ...checkRules(parsed.data), ...checkListeners(parsed.data)];
   return issues.length > 0 ? { ok: false, issues } : { ok: true, config: parsed.data };
 }
 

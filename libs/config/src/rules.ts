@@ -50,7 +50,8 @@ function checkMysql(c: DbproxyConfig, issues: ConfigIssue[]): void {
   if (c.mysql.enabled && c.mysql_backends.length === 0) issues.push({ path: 'mysql.enabled', message: 'needs at least one [[mysql_backends]] entry' });
   const sharding = c.mysql.sharding;
   c.mysql.sharding.rules.forEach((rule, i) => checkShardMap(`mysql.sharding.rules[${i}].map`, rule.map, known, 'mysql_backends', issues));
-  if (sharding.enabled && !known.has(sharding.default_shard)) {
+  // every statement runs on default_shard (no sharding in this build): it must have backends
+  if ((sharding.enabled || (c.mysql.enabled && known.size > 0)) && !known.has(sharding.default_shard)) {
     issues.push({ path: 'mysql.sharding.default_shard', message: `shard "${sharding.default_shard}" has no backends in mysql_backends` });
   }
   c.mysql.fanout.forEach((f, i) => checkShardNames(`mysql.fanout[${i}].targets`, f.targets, known, 'mysql_backends', issues));
@@ -77,7 +78,9 @@ function checkPostgres(c: DbproxyConfig, issues: ConfigIssue[]): void {
   const sharding = c.postgres.sharding;
   if (sharding.map) checkShardMap('postgres.sharding.map', sharding.map, known, 'postgres_backends', issues);
   if (sharding.enabled && !sharding.map) issues.push({ path: 'postgres.sharding.map', message: 'required when sharding is enabled' });
-  if (sharding.enabled && sharding.missing === 'default' && !known.has(sharding.default_shard)) {
+  // without a shard map every connection goes to default_shard
+  const usesDefault = sharding.enabled ? sharding.missing === 'default' : c.postgres.enabled && known.size > 0;
+  if (usesDefault && !known.has(sharding.default_shard)) {
     issues.push({ path: 'postgres.sharding.default_shard', message: `shard "${sharding.default_shard}" has no backends in postgres_backends` });
   }
   const databases = new Map<string, string>();

@@ -18,10 +18,10 @@ function describeBackends(backends: readonly Backend[]): string {
 export function summarizeConfig(c: DeepReadonly<DbproxyConfig>): string[] {
   const state = (on: boolean) => (on ? 'enabled' : 'disabled');
   const lines = [
-    `mysql: ${state(c.mysql.enabled)}, ${describeBackends(c.mysql_backends)}, listeners ${c.mysql.read_write_listen} / ${c.mysql.read_only_listen}${c.mysql.sharding.enabled ? `, ${c.mysql.sharding.rules.length} shard rule(s)` : ''}`,
+    `mysql: ${state(c.mysql.enabled)}, ${describeBackends(c.mysql_backends)}, listeners ${c.mysql.read_write_listen} / ${c.mysql.read_only_listen}`,
     `postgres: ${state(c.postgres.enabled)} (${c.postgres.routing_mode}), ${describeBackends(c.postgres_backends)}, listeners ${c.postgres.read_write_listen} / ${c.postgres.read_only_listen}`,
     `redis: ${state(c.redis.enabled)} (${c.redis.mode}${c.redis.cluster.enabled ? ', cluster' : ''}), ${describeBackends(c.redis_backends)}, listeners ${c.redis.read_write_listen} / ${c.redis.read_only_listen}`,
-    `users: ${c.users.length}; bgd deployments: ${c.bgd_deployments.length}; config-api: ${c.config_api.listen} with ${c.config_api.tokens.length} token(s)`,
+    `users: ${c.users.length}; config-api: ${c.config_api.listen} with ${c.config_api.tokens.length} token(s)`,
     `bus: ${c.bus.nats_url ? `NATS ${c.bus.nats_url}` : 'embedded (in-process)'}; tracing: ${c.telemetry.otlp_endpoint ?? 'off'}`,
   ];
   return lines;
