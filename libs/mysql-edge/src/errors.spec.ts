@@ -27,7 +27,7 @@ describe('mysql-edge errors', () => {
   it('translates the libraries underneath and anything else', () => {
     expect(toMysqlError(PacketTooLarge(10, 5))).toMatchObject({ code: 1153, sqlState: '08S01' });
     expect(toMysqlError(PoolErrors.acquireTimeout('db', 5000))).toMatchObject({ code: 1040, sqlState: '08004' });
-    expect(toMysqlError(MysqlEdgeErrors.readOnly('INSERT'))).toEqual({ code: 1290, sqlState: 'HY000', message: 'The read-only listener cannot execute INSERT statements; use the read-write listener' });
+    expect(toMysqlError(MysqlEdgeErrors.readOnly('INSERT'))).toEqual({ code: 1290, sqlState: 'HY000', message: 'The read-only listener runs only reads a replica may serve, not INSERT; use the read-write listener' });
     expect(toMysqlError(new Error('boom'))).toEqual({ code: 1105, sqlState: 'HY000', message: 'dbproxy internal error: boom' });
   });
 });

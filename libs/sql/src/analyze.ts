@@ -80,7 +80,7 @@ function unanalyzable(text: string, config: AnalyzerConfig): CacheEntry {
 
 export function analyze(text: string, scan: ScanFacts, config: AnalyzerConfig, counters: AnalyzerCounters, tokensOnly = false, cause?: unknown): CacheEntry {
   const fingerprint = { text, hash: fnv1a64Hex(text) };
-  const statements = splitStatements(normalizedTokens(text, config.dialect, scan.slotOffsets));
+  const statements = splitStatements(normalizedTokens(text, config.dialect, scan.slotOffsets), config.dialect);
   if (statements.length === 0) {
     const classification = build(emptyLexical(), { tables: [], extra: [], parsed: false, count: 0 });
     return { fingerprint, classification, template: { template: { kind: 'fixed', decision: { kind: 'reject', error: EmptyStatement() } }, hintable: false } };

@@ -46,6 +46,8 @@ export type UnsafeReasonCode =
   | 'parse_failed'
   | 'too_complex'
   | 'multi_statement'
+  /** MariaDB BEGIN NOT ATOMIC ... END: a block whose body is not analyzed. */
+  | 'compound_statement'
   | 'unterminated';
 
 export interface UnsafeReason {

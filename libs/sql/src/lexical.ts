@@ -8,6 +8,7 @@ import { inTempSchema, scanSafety } from './read-safety';
 import { guessTables } from './table-guess';
 import { Tok, type Dialect } from './tokenizer';
 import { classifySet } from './set-statement';
+import { isCompoundCapable, routineHead } from './compound';
 
 /** What the tokens alone say about a statement. */
 export interface LexicalAnalysis {
@@ -62,7 +63,10 @@ export function classifyLexically(c: TokenCursor, dialect: Dialect, allowed: Rea
   while (c.at(i)?.kind === Tok.LParen) i++;
   const shape = commandShape(c, i, dialect);
   const query = shape.family === 'read';
-  const facts = scanSafety(c, dialect, allowed, query, c.kw(i) === Kw.WITH);
+  // A stored program's body runs later, as its definer: what it calls says nothing about this statement.
+  const routine = dialect === 'mysql' && shape.family === 'ddl' && (c.kw(i) === Kw.CREATE || c.kw(i) === Kw.ALTER) && routineHead(c.tokens.slice(i));
+  if (routine) shape.parse = false; // node-sql-parser reads no stored program bodies
+  const facts = scanSafety(routine ? new TokenCursor([]) : c, dialect, allowed, query, c.kw(i) === Kw.WITH);
   const { reasons, ...decided } = shape;
   const analysis: LexicalAnalysis = {
     transaction: 'none',
@@ -181,7 +185,7 @@ function explainShape(c: TokenCursor, i: number, dialect: Dialect, command: stri
 function transactionShape(c: TokenCursor, i: number, dialect: Dialect, command: string): Shape | undefined {
   const kw = c.kw(i);
   const tx = (transaction: TransactionEffect): Shape => ({ family: 'transaction', command, transaction });
-  if (kw === Kw.BEGIN) return tx('begin');
+  if (kw === Kw.BEGIN) return dialect === 'mysql' && isCompoundCapable(c.tokens.slice(i, i + 3)) ? anonymousBlock(command) : tx('begin');
   if (kw === Kw.START) return c.kw(i + 1) === Kw.TRANSACTION ? tx('begin') : { family: 'ddl', command };
   if (kw === Kw.SAVEPOINT) return tx('savepoint');
   if (kw === Kw.RELEASE) return tx('release_savepoint');
@@ -198,6 +202,12 @@ function transactionShape(c: TokenCursor, i: number, dialect: Dialect, command: 
   if (kw === Kw.PREPARE && c.kw(i + 1) === Kw.TRANSACTION) return tx('commit'); // the transaction leaves the session
   if (kw === Kw.SET) return classifySet(c, i, dialect);
   return undefined;
+}
+
+/** MariaDB `BEGIN NOT ATOMIC ... END`: runs whatever its body holds, so it is a write that may leave any state. */
+function anonymousBlock(command: string): Shape {
+  const detail = 'a compound statement (BEGIN NOT ATOMIC ... END) is not analyzed';
+  return { family: 'write', command, session: pin('compound statement'), reasons: [{ code: 'compound_statement', detail }] };
 }
 
 function otherShape(c: TokenCursor, i: number, dialect: Dialect, command: string): Shape {

@@ -2,6 +2,7 @@
 import { keywordText } from './keywords';
 import { NormTok } from './fingerprint';
 import { SqlScanner, Tok, type Dialect } from './tokenizer';
+import { blockDelta, isCompoundCapable } from './compound';
 
 /** A token of normalized text; `slot` numbers the `?`/`?+` slots in order (else -1). */
 export interface NToken {
@@ -49,15 +50,31 @@ export function normalizedTokens(text: string, dialect: Dialect, slotOffsets: Re
   return tokens;
 }
 
-/** Splits tokens at top-level semicolons into statements (empty ones dropped). */
-export function splitStatements(tokens: readonly NToken[]): NToken[][] {
+/**
+ * Splits tokens at top-level semicolons into statements (empty ones dropped). In MySQL a `;`
+ * inside the body of a compound statement (CREATE PROCEDURE ... BEGIN ...; END, BEGIN NOT
+ * ATOMIC ...; END, IF ...; END IF) belongs to it: the server reads the whole as one statement.
+ */
+export function splitStatements(tokens: readonly NToken[], dialect: Dialect = 'postgresql'): NToken[][] {
   const statements: NToken[][] = [];
   let current: NToken[] = [];
-  for (const token of tokens) {
+  let blocks = 0;
+  let compound: boolean | undefined;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
     if (token.kind === Tok.Semicolon) {
+      if (blocks > 0 && (compound ??= isCompoundCapable(current))) {
+        current.push(token);
+        continue;
+      }
       if (current.length > 0) statements.push(current);
       current = [];
-    } else current.push(token);
+      blocks = 0;
+      compound = undefined;
+    } else {
+      current.push(token);
+      if (dialect === 'mysql') blocks = Math.max(0, blocks + blockDelta(tokens, i));
+    }
   }
   if (current.length > 0) statements.push(current);
   return statements;

@@ -30,7 +30,9 @@ export function scanSafety(c: TokenCursor, dialect: Dialect, allowed: ReadonlySe
   for (let i = 0; i < c.length; i++) {
     const t = c.tokens[i];
     if (t.kind === Tok.Word) {
-      if (t.keyword === Kw.FOR || t.keyword === Kw.LOCK) i = lockingClause(c, i, facts);
+      if (t.keyword === Kw.FOR && c.kw(i - 1) === Kw.VALUE && (c.word(i - 2) === 'NEXT' || c.word(i - 2) === 'PREVIOUS')) {
+        add(facts, 'sequence_function', `${c.word(i - 2)} VALUE FOR`); // MariaDB's NEXTVAL() / LASTVAL()
+      } else if (t.keyword === Kw.FOR || t.keyword === Kw.LOCK) i = lockingClause(c, i, facts);
       else if (t.keyword === Kw.SQL_CALC_FOUND_ROWS) {
         add(facts, 'state_function', 'SQL_CALC_FOUND_ROWS');
         facts.pinReason ??= 'SQL_CALC_FOUND_ROWS is read back by FOUND_ROWS() on the same connection';

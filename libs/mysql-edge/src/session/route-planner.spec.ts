@@ -40,6 +40,33 @@ describe('planStatement', () => {
     expect(plan('BEGIN', ro)).toMatchObject({ role: 'replica', pin: 'transaction', reserved: false });
   });
 
+  const ro = { listener: 'read_only' as const };
+  it.each([
+    'SELECT * FROM t FOR UPDATE', 'SELECT * FROM t LOCK IN SHARE MODE', 'SELECT * FROM t FOR SHARE', 'SELECT NEXTVAL(s)', 'SELECT SETVAL(s, 5)',
+    'SELECT NEXT VALUE FOR s', 'SELECT PREVIOUS VALUE FOR s', "SELECT GET_LOCK('a', 1)", "SELECT RELEASE_LOCK('a')", "DO GET_LOCK('a', 1)",
+    'LOCK TABLES t READ', 'UNLOCK TABLES', 'HANDLER t OPEN', "XA START 'x'", 'XA RECOVER', 'SELECT my_fn(1)', 'SELECT a INTO @v FROM t',
+    "SELECT a FROM t INTO OUTFILE '/tmp/x'", 'CALL p()', 'CREATE TEMPORARY TABLE t (a INT)', "PREPARE s FROM 'SELECT 1'", 'EXECUTE s',
+    'SET sql_log_bin = 0', 'SET @@session.gtid_seq_no = 5', "SET @x = 1, `pseudo_thread_id` = 3", "SET @x = GET_LOCK('a', 1)", 'SET @s = NEXTVAL(s)',
+    'SET STATEMENT max_statement_time = 1 FOR UPDATE t SET a = 1', 'START TRANSACTION READ WRITE', 'CHECK TABLE t', 'ANALYZE TABLE t',
+    'FLUSH TABLES', 'SET GLOBAL max_connections = 5', 'BEGIN NOT ATOMIC SELECT 1; END', 'CREATE PROCEDURE p() BEGIN SELECT 1; END',
+    'SELECT 1; SELECT 2', 'FOO BAR', 'IF 1 THEN SELECT 1; END IF',
+  ])('refuses %s on the read-only listener with 1290', (sql) => {
+    expect(plan(sql, { ...ro, multiStatements: 'primary' })).toMatchObject({ code: 'DBP_ERR_MYSQLEDGE_READ_ONLY', message: expect.stringMatching(/^The read-only listener runs only reads a replica may serve, not .+; use the read-write listener$/) });
+  });
+
+  it.each([
+    ['SELECT a FROM t', null], ["SELECT a FROM t /*dbproxy_route='primary'*/", null], ['SELECT @x', null], ['SELECT LAST_INSERT_ID(), CONNECTION_ID()', null],
+    ['BEGIN', 'transaction'], ['START TRANSACTION READ ONLY', 'transaction'], ['START TRANSACTION WITH CONSISTENT SNAPSHOT', 'transaction'], ['COMMIT', null],
+    ['ROLLBACK', null], ['SAVEPOINT a', null], ['RELEASE SAVEPOINT a', null], ['ROLLBACK TO SAVEPOINT a', null], ['SET autocommit = 0', 'autocommit'],
+    ['SET autocommit = 1', null], ['SET NAMES utf8mb4', null], ['SET CHARACTER SET utf8mb4', null], ['USE app', null],
+    ["SET SESSION sql_mode = 'ANSI'", 'session_state'], ["SET @@SESSION.sql_mode = CONCAT(@@sql_mode, ',STRICT_TRANS_TABLES'), @@SESSION.wait_timeout = 100", 'session_state'],
+    ['SET SESSION TRANSACTION READ ONLY', 'session_state'], ['SET TRANSACTION ISOLATION LEVEL READ COMMITTED', 'session_state'], ["SET @x = 'a'", 'session_state'],
+    ['SET @id = LAST_INSERT_ID()', 'session_state'], ['SET time_zone = \'+00:00\'', 'session_state'], ['SET ROLE r', 'session_state'],
+    ['SHOW TABLES', null], ['SHOW WARNINGS', null], ['DESCRIBE t', null], ['EXPLAIN SELECT a FROM t', null], ['HELP \'select\'', null],
+  ])('runs %s on a replica from the read-only listener (pin %s)', (sql, pin) => {
+    expect(plan(sql, { ...ro, multiStatements: 'primary' })).toMatchObject({ role: 'replica', label: 'replica', pin, reserved: false, write: false });
+  });
+
   it('rejects multi-statement requests unless multi_statements = "primary"', () => {
     expect(plan('SELECT 1; SELECT 2')).toMatchObject({ code: 'DBP_ERR_MYSQLEDGE_MULTI_STATEMENT' });
     expect(plan('SELECT 1; SELECT 2', { multiStatements: 'primary' })).toMatchObject({ role: 'primary' });

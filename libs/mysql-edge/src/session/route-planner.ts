@@ -3,6 +3,7 @@
 // state, the read-after-write window, the read-only listener) as one pure function.
 import type { Classification, SqlRoute } from '@dbproxy/sql';
 import { MysqlEdgeErrors } from '../errors';
+import { readOnlyRefusal } from './read-only-rules';
 import type { DbproxyError } from '@dbproxy/util';
 
 export type ListenerRole = 'read_write' | 'read_only';
@@ -76,7 +77,8 @@ export function planStatement(route: SqlRoute, ctx: PlanContext): PlanResult {
   const write = c.family === 'write' || c.family === 'ddl';
   const pipelinable = route.replicaEligible && pin === null && c.statementCount === 1 && !leavesUntrackedState(c);
   if (ctx.listener === 'read_only') {
-    if (write || (c.statementCount > 1 && !c.replicaSafe)) return MysqlEdgeErrors.readOnly(c.command.toUpperCase());
+    const refusal = readOnlyRefusal(route);
+    if (refusal !== null) return MysqlEdgeErrors.readOnly(refusal);
     return { role: 'replica', reserved: false, pin, label: 'replica', shard, write: false, pipelinable };
   }
   if (pin !== null) return { role: 'primary', reserved: true, pin, label: 'primary', shard, write };
