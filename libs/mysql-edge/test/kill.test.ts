@@ -1,0 +1,162 @@
+// KILL through mysql-edge against real MariaDB: edge connection ids are not backend thread ids;
+// KILL QUERY / KILL CONNECTION of one's own sessions are served by the edge (the running statement
+// stopped with a KILL of its backend thread over a connection of its own), anyone else's id — an
+// other user's session, a backend thread — gets 1095 and nothing is killed; the mariadb CLI's
+// Ctrl-C and a mysql2 timeout followed by KILL QUERY (knex's cancelOnTimeout) work.
+import { spawn } from 'node:child_process';
+import { startMariaDb, waitFor } from '@dbproxy/testing';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { startEdge, type EdgeHarness } from './harness';
+
+jest.setTimeout(120_000);
+
+let db: Awaited<ReturnType<typeof startMariaDb>>;
+let edge: EdgeHarness;
+let root: Connection;
+const open: Connection[] = [];
+
+async function client(user: 'app' | 'native' = 'app'): Promise<Connection> {
+  const c = await edge.connect(user === 'native' ? { user: 'native', password: 'native-secret' } : {});
+  open.push(c);
+  return c;
+}
+
+/** The backend thread running a statement that starts with `prefix` (seen by root on the server). */
+async function backendThread(prefix: string): Promise<number> {
+  return waitFor(async () => {
+    const [rows] = await root.query<RowDataPacket[]>('SELECT id FROM information_schema.processlist WHERE info LIKE ?', [`${prefix}%`]);
+    return rows[0] ? Number(rows[0]['id']) : false;
+  }, { description: `a backend thread running ${prefix}` });
+}
+
+async function threadAlive(id: number): Promise<boolean> {
+  const [rows] = await root.query<RowDataPacket[]>('SELECT id FROM information_schema.processlist WHERE id = ?', [id]);
+  return rows.length === 1;
+}
+
+beforeAll(async () => {
+  db = await startMariaDb({ replicas: 0 });
+  edge = await startEdge([{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' }], 'query_timeout_seconds = 60\npool_max_per_backend = 4');
+  root = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
+});
+
+afterEach(() => {
+  for (const c of open.splice(0)) c.destroy();
+});
+
+afterAll(async () => {
+  await root?.end();
+  await edge?.stop();
+  await db?.destroy();
+});
+
+it('hands out connection ids in the edge range, distinct from the backend thread ids', async () => {
+  const a = await client();
+  const b = await client();
+  expect(a.threadId).toBeGreaterThanOrEqual(2 ** 30);
+  expect(a.threadId).toBeLessThan(2 ** 31);
+  expect(b.threadId).not.toBe(a.threadId);
+  const [[row]] = await a.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id');
+  expect(Number(row?.['id'])).toBeLessThan(2 ** 30); // the backend thread the statement ran on (README)
+});
+
+it('KILL QUERY <edge id> from another session of the same user ends the query with 1317 quickly', async () => {
+  const a = await client();
+  const b = await client();
+  const running = a.query('SELECT SLEEP(10) AS slept_a');
+  const thread = await backendThread('SELECT SLEEP(10) AS slept_a');
+  const started = Date.now();
+  const [ok] = await b.query(`KILL QUERY ${a.threadId}`);
+  expect(ok).toMatchObject({ affectedRows: 0 });
+  await expect(running).rejects.toMatchObject({ errno: 1317, sqlState: '70100' });
+  expect(Date.now() - started).toBeLessThan(3_000);
+  // the killed connection never serves another client: it was closed, A goes on on another one
+  await waitFor(async () => !(await threadAlive(thread)) || null);
+  const [[row]] = await a.query<RowDataPacket[]>('SELECT 7 AS v');
+  expect(row?.['v']).toBe(7);
+});
+
+it('KILL from another user gets 1095 and the session goes on', async () => {
+  const a = await client();
+  const other = await client('native');
+  const running = a.query('SELECT SLEEP(1.5) AS slept_b');
+  await backendThread('SELECT SLEEP(1.5) AS slept_b');
+  await expect(other.query(`KILL QUERY ${a.threadId}`)).rejects.toMatchObject({ errno: 1095, message: `You are not owner of thread ${a.threadId}` });
+  await expect(other.query(`KILL ${a.threadId}`)).rejects.toMatchObject({ errno: 1095 });
+  const [[row]] = (await running) as unknown as [RowDataPacket[]];
+  expect(Number(row?.['slept_b'])).toBe(0);
+});
+
+it('refuses a KILL of a backend thread id: the thread survives', async () => {
+  const a = await client();
+  const b = await client();
+  const running = a.query('SELECT SLEEP(1.5) AS slept_c');
+  const thread = await backendThread('SELECT SLEEP(1.5) AS slept_c');
+  await expect(b.query(`KILL QUERY ${thread}`)).rejects.toMatchObject({ errno: 1095, message: `You are not owner of thread ${thread}` });
+  await expect(b.query(`KILL /*!50000 CONNECTION */ ${thread}`)).rejects.toMatchObject({ errno: 1095 });
+  await expect(b.query(`KILL HARD ${thread}`)).rejects.toMatchObject({ errno: 1095 });
+  expect(await threadAlive(thread)).toBe(true);
+  const [[row]] = (await running) as unknown as [RowDataPacket[]];
+  expect(Number(row?.['slept_c'])).toBe(0);
+});
+
+it('KILL CONNECTION <edge id> closes that session and ends its backend thread', async () => {
+  const a = await client();
+  const b = await client();
+  const running = a.query('SELECT SLEEP(10) AS slept_d');
+  const thread = await backendThread('SELECT SLEEP(10) AS slept_d');
+  await b.query(`KILL SOFT CONNECTION ${a.threadId}`);
+  await expect(running).rejects.toMatchObject({ errno: 1927 });
+  await expect(a.query('SELECT 1')).rejects.toThrow();
+  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the killed backend thread gone' });
+  // an idle session: closed as well
+  const idle = await client();
+  const closed = new Promise((resolve) => idle.connection.once('end', resolve));
+  await b.query(`KILL ${idle.threadId}`);
+  await closed;
+});
+
+it('KILL QUERY of an idle session is OK and kills nothing; KILL CONNECTION of its own id ends the session', async () => {
+  const a = await client();
+  const b = await client();
+  await b.query(`KILL QUERY ${a.threadId}`);
+  const [[row]] = await a.query<RowDataPacket[]>('SELECT 8 AS v');
+  expect(row?.['v']).toBe(8);
+  await b.query(`KILL QUERY ${b.threadId}`);
+  await expect(b.query(`KILL CONNECTION ${b.threadId}`)).rejects.toMatchObject({ errno: 1927 });
+});
+
+it('refuses KILL QUERY ID, KILL USER, expressions, KILL in a prepared statement and unknown ids', async () => {
+  const b = await client();
+  await expect(b.query('KILL QUERY ID 5')).rejects.toMatchObject({ errno: 1235, message: expect.stringContaining('KILL QUERY ID is not supported') });
+  await expect(b.query('KILL USER app')).rejects.toMatchObject({ errno: 1235, message: expect.stringContaining('KILL USER') });
+  await expect(b.query('KILL (SELECT 5)')).rejects.toMatchObject({ errno: 1235 });
+  await expect(b.execute('KILL 5')).rejects.toMatchObject({ errno: 1295 });
+  await expect(b.query(`KILL ${2 ** 30 + 12345}`)).rejects.toMatchObject({ errno: 1095 });
+  const [[row]] = await b.query<RowDataPacket[]>('SELECT 9 AS v');
+  expect(row?.['v']).toBe(9);
+});
+
+it('mysql2 timeout, then KILL QUERY of its threadId on a new connection (knex cancelOnTimeout): the statement stops, the connection goes on', async () => {
+  const a = await client();
+  await expect(a.query({ sql: 'SELECT SLEEP(10) AS slept_e', timeout: 300 })).rejects.toMatchObject({ code: 'PROTOCOL_SEQUENCE_TIMEOUT' });
+  const thread = await backendThread('SELECT SLEEP(10) AS slept_e');
+  const killer = await client();
+  await killer.query(`KILL QUERY ${a.threadId}`);
+  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the statement stopped on the backend' });
+});
+
+it('the mariadb CLI Ctrl-C (KILL QUERY on a new connection) interrupts its query', async () => {
+  const cli = spawn('mariadb', ['--ssl=0', '-h', '127.0.0.1', '-P', String(edge.rwPort), '-u', 'app', '-papp-secret', '-e', 'SELECT SLEEP(20) AS slept_f'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  cli.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  cli.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => cli.once('exit', (code) => resolve(code)));
+  const thread = await backendThread('SELECT SLEEP(20) AS slept_f');
+  const started = Date.now();
+  cli.kill('SIGINT');
+  await exited;
+  expect(Date.now() - started).toBeLessThan(5_000);
+  expect(output).toMatch(/1317|interrupted/);
+  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the CLI statement stopped on the backend' });
+});
