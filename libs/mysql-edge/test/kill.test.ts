@@ -2,9 +2,11 @@
 // KILL QUERY / KILL CONNECTION of one's own sessions are served by the edge (the running statement
 // stopped with a KILL of its backend thread over a connection of its own), anyone else's id — an
 // other user's session, a backend thread — gets 1095 and nothing is killed; the mariadb CLI's
-// Ctrl-C and a mysql2 timeout followed by KILL QUERY (knex's cancelOnTimeout) work.
+// Ctrl-C and a mysql2 timeout followed by KILL QUERY (knex's cancelOnTimeout) work; with worker
+// processes a KILL reaches the worker that owns the session.
 import { spawn } from 'node:child_process';
-import { startMariaDb, waitFor } from '@dbproxy/testing';
+import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
+import { freePort, startMariaDb, startNats, tmpDir, waitFor, type NatsServer, type TempDir } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { startEdge, type EdgeHarness } from './harness';
 
@@ -71,7 +73,7 @@ it('KILL QUERY <edge id> from another session of the same user ends the query wi
   await expect(running).rejects.toMatchObject({ errno: 1317, sqlState: '70100' });
   expect(Date.now() - started).toBeLessThan(3_000);
   // the killed connection never serves another client: it was closed, A goes on on another one
-  await waitFor(async () => !(await threadAlive(thread)) || null);
+  await waitFor(async () => !(await threadAlive(thread)) || null, { timeoutMs: 3_000 });
   const [[row]] = await a.query<RowDataPacket[]>('SELECT 7 AS v');
   expect(row?.['v']).toBe(7);
 });
@@ -108,7 +110,7 @@ it('KILL CONNECTION <edge id> closes that session and ends its backend thread', 
   await b.query(`KILL SOFT CONNECTION ${a.threadId}`);
   await expect(running).rejects.toMatchObject({ errno: 1927 });
   await expect(a.query('SELECT 1')).rejects.toThrow();
-  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the killed backend thread gone' });
+  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the killed backend thread gone', timeoutMs: 3_000 });
   // an idle session: closed as well
   const idle = await client();
   const closed = new Promise((resolve) => idle.connection.once('end', resolve));
@@ -137,13 +139,13 @@ it('refuses KILL QUERY ID, KILL USER, expressions, KILL in a prepared statement 
   expect(row?.['v']).toBe(9);
 });
 
-it('mysql2 timeout, then KILL QUERY of its threadId on a new connection (knex cancelOnTimeout): the statement stops, the connection goes on', async () => {
+it('mysql2 timeout, then KILL QUERY of its threadId on a new connection (knex cancelOnTimeout) stops the statement on the backend', async () => {
   const a = await client();
   await expect(a.query({ sql: 'SELECT SLEEP(10) AS slept_e', timeout: 300 })).rejects.toMatchObject({ code: 'PROTOCOL_SEQUENCE_TIMEOUT' });
   const thread = await backendThread('SELECT SLEEP(10) AS slept_e');
   const killer = await client();
   await killer.query(`KILL QUERY ${a.threadId}`);
-  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the statement stopped on the backend' });
+  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the statement stopped on the backend', timeoutMs: 3_000 });
 });
 
 it('the mariadb CLI Ctrl-C (KILL QUERY on a new connection) interrupts its query', async () => {
@@ -157,6 +159,62 @@ it('the mariadb CLI Ctrl-C (KILL QUERY on a new connection) interrupts its query
   cli.kill('SIGINT');
   await exited;
   expect(Date.now() - started).toBeLessThan(5_000);
-  expect(output).toMatch(/1317|interrupted/);
-  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the CLI statement stopped on the backend' });
+  expect(output).toMatch(/ERROR 1317 .*Query execution was interrupted/);
+  await waitFor(async () => !(await threadAlive(thread)) || null, { description: 'the CLI statement stopped on the backend', timeoutMs: 3_000 });
+});
+
+describe('worker processes', () => {
+  // ./bin/dbproxy with two workers over NATS (needs `npm run build`): each worker claims its own id
+  // slot, and a KILL that lands on one worker for a session of the other is routed to it
+  let nats: NatsServer;
+  let dir: TempDir;
+  let proxy: DbproxyProcess | undefined;
+  let rw = 0;
+  beforeAll(async () => {
+    nats = await startNats();
+    dir = await tmpDir('mysql-edge-kill');
+    const [admin, ro] = [await freePort(), await freePort()];
+    rw = await freePort();
+    const toml = `[bus]\nnats_url = "${nats.url}"\n[telemetry]\nlog_level = "warn"\n[proxy.admin]\nlisten = "127.0.0.1:${admin}"
+[[users]]\nname = "app"\npassword = "app-secret"\n[[users]]\nname = "other"\npassword = "other-secret"
+[health]\ninterval_seconds = 1\ntimeout_seconds = 1\nfailures_before_down = 1\nsuccesses_before_up = 1
+[mysql]\nenabled = true\nworkers = 2\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"
+[postgres]\nenabled = false\n[redis]\nenabled = false
+[[mysql_backends]]\nname = "primary"\naddress = "127.0.0.1:${db.primary.port}"\nrole = "primary"\n`;
+    proxy = startDbproxy(['start', 'mysql-edge', 'topology', '--config', writeConfig(dir.path, 'kill-workers.toml', toml)]);
+    await waitForHttp(`http://127.0.0.1:${admin}/readyz`, 200, 60_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${proxy?.output()}`);
+    });
+  });
+  afterAll(async () => {
+    if (proxy) expect(await proxy.stop()).toBe(0);
+    nats?.destroy();
+    await dir?.remove();
+  });
+
+  const connect = async (user = 'app', password = 'app-secret') => {
+    const c = await createConnection({ host: '127.0.0.1', port: rw, user, password });
+    open.push(c);
+    return c;
+  };
+  const slotOf = (id: number) => (id - 2 ** 30) >>> 20;
+
+  it('routes KILL QUERY and KILL CONNECTION to the worker owning the session; other users still get 1095', async () => {
+    const a = await connect();
+    const b = await connect(); // the other worker (least loaded)
+    expect(slotOf(a.threadId)).not.toBe(slotOf(b.threadId));
+    const running = a.query('SELECT SLEEP(10) AS slept_w');
+    await backendThread('SELECT SLEEP(10) AS slept_w');
+    const other = await connect('other', 'other-secret');
+    await expect(other.query(`KILL QUERY ${a.threadId}`)).rejects.toMatchObject({ errno: 1095 });
+    const started = Date.now();
+    await b.query(`KILL QUERY ${a.threadId}`);
+    await expect(running).rejects.toMatchObject({ errno: 1317 });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const [[row]] = await a.query<RowDataPacket[]>('SELECT 5 AS v');
+    expect(row?.['v']).toBe(5);
+    const closed = new Promise((resolve) => a.connection.once('end', resolve));
+    await b.query(`KILL CONNECTION ${a.threadId}`);
+    await closed;
+  });
 });
