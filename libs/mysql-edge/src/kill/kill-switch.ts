@@ -79,7 +79,8 @@ export class KillSwitch {
 
   private async remote(ask: KillMessage, slot: number): Promise<KillOutcome> {
     try {
-      const reply = await this.deps.bus.request(`${SUBJECT}.${slot}`, Buffer.from(JSON.stringify(ask)), { timeoutMs: this.deps.timeoutMs() });
+      // the owner may spend its own timeoutMs on the backend's KILL before it answers
+      const reply = await this.deps.bus.request(`${SUBJECT}.${slot}`, Buffer.from(JSON.stringify(ask)), { timeoutMs: 2 * this.deps.timeoutMs() + 1_000 });
       return (JSON.parse(Buffer.from(reply.data).toString()) as { outcome: KillOutcome }).outcome === 'ok' ? 'ok' : 'denied';
     } catch {
       return 'denied'; // no process owns the slot: no such session
