@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
 import { freePort, startMariaDb, startNats, tmpDir, waitFor, type NatsServer, type TempDir } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { startEdge, type EdgeHarness } from './harness';
+import { metricValue, startEdge, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -88,7 +88,10 @@ it('KILL from another user gets 1095 and the session goes on', async () => {
   const other = await client('native');
   const running = a.query('SELECT SLEEP(1.5) AS slept_b');
   await backendThread('SELECT SLEEP(1.5) AS slept_b');
+  const denied = async () => metricValue(await edge.metrics(), 'dbproxy_mysql_kills_total', { scope: 'query', outcome: 'denied' });
+  const deniedBefore = await denied();
   await expect(other.query(`KILL QUERY ${a.threadId}`)).rejects.toMatchObject({ errno: 1095, message: `You are not owner of thread ${a.threadId}` });
+  expect((await denied()) - deniedBefore).toBe(1);
   await expect(other.query(`KILL ${a.threadId}`)).rejects.toMatchObject({ errno: 1095 });
   const [[row]] = (await running) as unknown as [RowDataPacket[]];
   expect(Number(row?.['slept_b'])).toBe(0);

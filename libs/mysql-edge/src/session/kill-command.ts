@@ -25,8 +25,13 @@ export function processKill(s: ClientSession, p: MysqlPacket): void {
 }
 
 function runKill(s: ClientSession, request: KillRequest): void {
-  if (request.kind === 'refused') return s.fail(MysqlEdgeErrors.killUnsupported(request.form), 1);
+  if (request.kind === 'refused') {
+    s.edge.metrics.kills.inc({ scope: 'unsupported', outcome: 'refused' });
+    return s.fail(MysqlEdgeErrors.killUnsupported(request.form), 1);
+  }
+  const kills = s.edge.metrics.kills;
   if (request.id === s.connectionId) {
+    kills.inc({ scope: request.scope, outcome: 'ok' });
     // its own connection: the KILL is the running statement, so nothing else to stop
     if (request.scope === 'query') return s.replyOk();
     return s.fatal(MysqlEdgeErrors.connectionKilled(), 1);
@@ -34,6 +39,7 @@ function runKill(s: ClientSession, request: KillRequest): void {
   s.transition('exchanging', 'kill');
   s.deadline = Date.now() + s.epoch.limits.queryTimeoutMs;
   void s.edge.kills.kill(request.scope, request.id, s.user).then((outcome) => {
+    kills.inc({ scope: request.scope, outcome });
     if (s.state === 'closed') return;
     if (outcome === 'ok') s.replyOk();
     else s.fail(MysqlEdgeErrors.killDenied(request.id), 1);
