@@ -9,6 +9,7 @@ import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@db
 import { freePort, startMariaDb, startNats, tmpDir, waitFor, type NatsServer, type TempDir } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { metricValue, startEdge, type EdgeHarness } from './harness';
+import { RawClient } from './raw-client';
 
 jest.setTimeout(120_000);
 
@@ -144,6 +145,24 @@ it('refuses KILL QUERY ID, KILL USER, expressions, KILL in a prepared statement 
   await expect(b.query(`KILL ${2 ** 30 + 12345}`)).rejects.toMatchObject({ errno: 1095 });
   const [[row]] = await b.query<RowDataPacket[]>('SELECT 9 AS v');
   expect(row?.['v']).toBe(9);
+});
+
+it('COM_PROCESS_KILL (the old mysql_kill()) is KILL CONNECTION, with the same ownership rule', async () => {
+  const a = await client();
+  const raw = await RawClient.login(edge.rwPort, 'app', 'app-secret');
+  const processKill = (id: number) => {
+    const payload = Buffer.alloc(5);
+    payload[0] = 0x0c;
+    payload.writeUInt32LE(id, 1);
+    return payload;
+  };
+  const running = a.query('SELECT SLEEP(1.5) AS slept_g');
+  const thread = await backendThread('SELECT SLEEP(1.5) AS slept_g');
+  expect(await raw.error(processKill(thread))).toMatchObject({ code: 1095 });
+  await running;
+  expect((await raw.command(processKill(a.threadId))).summary.err).toBeNull();
+  await closedByEdge(a);
+  raw.end();
 });
 
 it('mysql2 timeout, then KILL QUERY of its threadId on a new connection (knex cancelOnTimeout) stops the statement on the backend', async () => {
