@@ -12,6 +12,7 @@ import type { StatementCatalog } from './backend/statement-catalog';
 import type { EdgeEpoch } from './epoch';
 import type { FrontendTls } from '@dbproxy/runtime';
 import type { RsaKeys } from './frontend/client-login';
+import type { KillSwitch } from './kill/kill-switch';
 import type { EdgeMetrics, QueryCounters } from './metrics';
 import type { StateTable } from './state-machine';
 
@@ -55,6 +56,8 @@ export interface EdgeContext {
   readonly logger: Logger;
   /** True while the service drains: sessions close at their next idle moment. */
   readonly draining: boolean;
+  /** Edge connection ids and the KILLs naming them. */
+  readonly kills: KillSwitch;
   /** A session ended (the sweep stops looking at it). */
   sessionClosed(session: object): void;
 }

@@ -19,6 +19,7 @@ import { buildEpoch, type EdgeEpoch } from './epoch';
 import { MysqlEdgeErrors, toMysqlError } from './errors';
 import type { RsaKeys } from './frontend/client-login';
 import { loadFrontendTls, type FrontendTls } from '@dbproxy/runtime';
+import { KillSwitch } from './kill/kill-switch';
 import { QueryCounters, createEdgeMetrics, type EdgeMetrics } from './metrics';
 import { ClientSession } from './session/client-session';
 import type { ListenerRole } from './session/route-planner';
@@ -65,6 +66,7 @@ export class MysqlEdge implements EdgeContext {
   readonly tracer: Tracer | null;
   readonly logger: Logger;
   draining = false;
+  readonly kills: KillSwitch;
   private readonly sessions = new Set<ClientSession>();
   private readonly sweepTimer: NodeJS.Timeout;
 
@@ -96,12 +98,14 @@ export class MysqlEdge implements EdgeContext {
       transitions: () => [...this.sessionStates.snapshot(), ...this.backendStates.snapshot()],
       classification: () => this.current.router.stats(),
     });
+    this.kills = new KillSwitch({ bus: ctx.bus, logger: ctx.logger, endpoint: (backend) => this.pools.endpoint(backend), timeoutMs: () => this.current.config.mysql.connect_timeout_seconds * 1000 });
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
   }
 
   async start(): Promise<void> {
     this.rsa = await rsaKeys();
+    await this.kills.start();
   }
 
   epoch(): EdgeEpoch {
@@ -161,6 +165,7 @@ export class MysqlEdge implements EdgeContext {
     clearInterval(this.sweepTimer);
     for (const session of [...this.sessions]) session.close('shutdown');
     await this.pools.drain(0);
+    await this.kills.close();
   }
 
   /** This process's pool figures (GET /mysql/backends gathers them from every worker). */

@@ -33,6 +33,11 @@ export const MysqlEdgeErrors = {
   missingTypes: createError<[number]>('DBP_ERR_MYSQLEDGE_MISSING_TYPES', 'Incorrect arguments to mysqld_stmt_execute: statement %d was never bound with parameter types'),
   shardUnsupported: createError<[string]>('DBP_ERR_MYSQLEDGE_SHARD_UNSUPPORTED', 'Statement cannot be routed: %s'),
   protocol: createError<[string]>('DBP_ERR_MYSQLEDGE_PROTOCOL', 'Malformed packet: %s'),
+  killDenied: createError<[number]>('DBP_ERR_MYSQLEDGE_KILL_DENIED', 'You are not owner of thread %d'),
+  killUnsupported: createError<[string]>('DBP_ERR_MYSQLEDGE_KILL_UNSUPPORTED', '%s is not supported by dbproxy: use KILL [QUERY | CONNECTION] <connection id of your session>'),
+  killPrepared: createError('DBP_ERR_MYSQLEDGE_KILL_PREPARED', 'This command is not supported in the prepared statement protocol yet'),
+  queryInterrupted: createError('DBP_ERR_MYSQLEDGE_QUERY_INTERRUPTED', 'Query execution was interrupted'),
+  connectionKilled: createError('DBP_ERR_MYSQLEDGE_CONNECTION_KILLED', 'Connection was killed'),
   illegalTransition: createError<[string, string, string, string]>('DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION', '%s cannot go from %s to %s (%s)'),
 } as const;
 
@@ -73,6 +78,11 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_MISSING_TYPES: [1210, 'HY000'], // ER_WRONG_ARGUMENTS
   DBP_ERR_MYSQLEDGE_SHARD_UNSUPPORTED: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_PROTOCOL: [1047, '08S01'], // ER_UNKNOWN_COM_ERROR
+  DBP_ERR_MYSQLEDGE_KILL_DENIED: [1095, 'HY000'], // ER_KILL_DENIED_ERROR
+  DBP_ERR_MYSQLEDGE_KILL_UNSUPPORTED: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_KILL_PREPARED: [1295, 'HY000'], // ER_UNSUPPORTED_PS
+  DBP_ERR_MYSQLEDGE_QUERY_INTERRUPTED: [1317, '70100'], // ER_QUERY_INTERRUPTED
+  DBP_ERR_MYSQLEDGE_CONNECTION_KILLED: [1927, '70100'], // ER_CONNECTION_KILLED
   DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION: [1105, 'HY000'], // ER_UNKNOWN_ERROR (a bug)
   // Errors of the libraries underneath (their READMEs suggest these).
   DBP_ERR_MYSQL_PACKET_TOO_LARGE: [1153, '08S01'], // ER_NET_PACKET_TOO_LARGE

@@ -53,6 +53,7 @@ export interface EdgeMetrics {
   readonly errors: Counter<'code'>;
   readonly fallbacks: Counter<'reason'>;
   readonly pipelined: Counter;
+  readonly kills: Counter<'scope' | 'outcome'>;
   readonly backendFailures: Counter<'backend' | 'reason'>;
 }
 
@@ -162,6 +163,7 @@ export function createEdgeMetrics(metrics: MetricsRegistry, sources: MetricSourc
     errors: metrics.counter({ name: 'dbproxy_mysql_errors_total', help: 'ERR packets sent to clients (the edge\'s own and forwarded backend errors), by errno', labelNames: ['code'] }),
     fallbacks: metrics.counter({ name: 'dbproxy_mysql_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['reason'] }),
     pipelined: metrics.counter({ name: 'dbproxy_mysql_pipelined_queries_total', help: 'Autocommit reads written behind other sessions\' reads on a lent connection instead of waiting for one (pipeline_depth)' }),
+    kills: metrics.counter({ name: 'dbproxy_mysql_kills_total', help: 'KILL statements of clients served by the edge (outcome ok, denied or refused)', labelNames: ['scope', 'outcome'] }),
     backendFailures: metrics.counter({ name: 'dbproxy_mysql_backend_failures_total', help: 'Backend connections lost or failed while serving a client', labelNames: ['backend', 'reason'] }),
   };
 }

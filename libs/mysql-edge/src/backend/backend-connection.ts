@@ -74,6 +74,8 @@ export class BackendConnection {
    * before any other client gets it.
    */
   statementValues = false;
+  /** A KILL QUERY was sent for its thread (src/kill): it may land late, so no other client ever gets the connection. */
+  interrupted = false;
   readonly statements: BackendStatements;
   private state: BackendConnectionState = 'ready';
   private readonly socket: Socket;

@@ -184,7 +184,8 @@ export class BackendPools {
     await Promise.all([...this.pools.values()].map((p) => p.drain({ deadlineMs })));
   }
 
-  private endpoint(backend: string): BackendEndpoint {
+  /** Where and as whom `backend`'s pools connect now (also the KILL connections of src/kill). */
+  endpoint(backend: string): BackendEndpoint {
     const config = this.deps.epoch().backends.get(backend);
     if (!config) throw new Error(`backend ${backend} is no longer configured`);
     const address = this.deps.topology().backend(backend)?.connectAddress ?? config.address;

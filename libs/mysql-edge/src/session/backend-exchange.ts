@@ -17,6 +17,7 @@ import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
 import { executeFor, initDbPacket, longDataPacket, preparePacket, statementPacket, withStatementId } from './command-packets';
 import { leavesStatementValues, leavesUntrackedState, type PinCause, type Plan } from './route-planner';
 import type { ClientStatement } from './statement-registry';
+import type { BackendThread } from '../kill/kill-switch';
 
 export type CommandKind = 'query' | 'execute' | 'prepare' | 'field-list' | 'statistics' | 'init-db' | 'fetch' | 'stmt-reset';
 
@@ -396,7 +397,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const lease = this.lease;
     const conn = this.conn;
     const edge = this.owner.edge;
-    if (lease === null || conn === null || lease.reserved || conn.dirty || !conn.alive || edge.draining) return false;
+    if (lease === null || conn === null || lease.reserved || conn.dirty || conn.interrupted || !conn.alive || edge.draining) return false;
     const pool = lease.pool;
     if (!pool.isOpen || pool.pressure() >= 1 || conn.age() > pool.options.maxLifetimeMs) return false;
     conn.detach(this, 'parked');
@@ -431,7 +432,8 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (conn && this.inTransaction) conn.dirty = true;
     this.inTransaction = false;
     if (conn) conn.detach(this, reason);
-    if (lease && !lease.released) lease.pool.release(lease, reusable ? REUSABLE : { reusable: false, reason });
+    if (conn?.interrupted) reusable = false;
+    if (lease && !lease.released) lease.pool.release(lease, reusable ? REUSABLE : { reusable: false, reason: conn?.interrupted ? 'killed' : reason });
   }
 
   /** The edge could not run the command (no backend, pool, protocol): an ERR; pinned sessions end. */
@@ -474,6 +476,29 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     conn?.detach(this, 'timeout');
     conn?.close('query-timeout');
     this.fail(err, lastSeq);
+  }
+
+  /**
+   * KILL QUERY of this session (src/kill): the backend thread to kill when the command runs on a
+   * connection of its own (never lent to another client again); a pool wait or a read sharing a
+   * connection is ended here with `err`, and null returned.
+   */
+  interrupt(err: DbproxyError): BackendThread | null {
+    if (this.packet === null) return null;
+    const conn = this.conn;
+    if (this.waiter !== null || conn === null || this.lending !== null) {
+      this.timeout(err);
+      return null;
+    }
+    conn.interrupted = true;
+    return { backend: conn.backend, threadId: conn.threadId };
+  }
+
+  /** The thread running this session's command on a connection of its own; null when none does. */
+  runningThread(): BackendThread | null {
+    const conn = this.conn;
+    if (this.packet === null || conn === null || this.lending !== null || conn.outstanding === 0) return null;
+    return { backend: conn.backend, threadId: conn.threadId };
   }
 
   /** The client went away: an unfinished response makes the connection unusable. */

@@ -22,6 +22,7 @@ import { errPacket, okPacket, sessionStatus } from '../wire';
 import { BackendExchange, type CommandKind, type ExchangeOwner } from './backend-exchange';
 import { applyStatementResponse, dispatchCommand, type PendingPrepare } from './statement-commands';
 import { ChangeUserExchange } from './change-user';
+import { killable } from './kill-command';
 import type { ListenerRole } from './route-planner';
 import { StatementRegistry } from './statement-registry';
 
@@ -44,6 +45,8 @@ let nextSessionId = 1;
 
 export class ClientSession implements LoginHost, ExchangeOwner {
   readonly id = nextSessionId++;
+  /** The connection id the client sees (greeting, KILL): in the edges' range, never a backend thread id (src/kill/edge-ids.ts). */
+  readonly connectionId: number;
   state: SessionState = 'login';
   socket: Socket;
   /** The plain client socket's descriptor once its reads bypass the stream (writeDirect, @dbproxy/runtime); -1 before and for TLS. */
@@ -88,6 +91,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   ) {
     this.socket = socket;
     this.epoch = edge.epoch();
+    this.connectionId = edge.kills.ids.allocate(killable(this));
     this.framer = new PacketFramer({ maxPacketSize: this.epoch.limits.maxPacketBytes });
     const s = socket as SessionSocket;
     s[SESSION] = this;
@@ -96,7 +100,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     s.on('error', onError);
     edge.metrics.sessions.inc({ listener });
     this.deadline = edge.clock.now + this.epoch.limits.loginTimeoutMs;
-    this.login = new ClientLogin(this, { serverVersion: this.epoch.config.mysql.server_version, accounts: this.epoch.accounts, tls: edge.tls, rsa: edge.rsa, sha2Cache: edge.sha2Cache, remoteHost: socket.remoteAddress ?? 'unknown' }, this.id);
+    this.login = new ClientLogin(this, { serverVersion: this.epoch.config.mysql.server_version, accounts: this.epoch.accounts, tls: edge.tls, rsa: edge.rsa, sha2Cache: edge.sha2Cache, remoteHost: socket.remoteAddress ?? 'unknown' }, this.connectionId);
     this.scramble = this.login.scramble;
     socket.write(this.login.greeting());
   }
@@ -109,6 +113,11 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** The exchange that runs this session's backend commands (made on first use, then reused). */
   exchange(): BackendExchange {
     return (this.ex ??= new BackendExchange(this));
+  }
+
+  /** The exchange, if the session ever used one (KILLs stop its command). */
+  runningExchange(): BackendExchange | null {
+    return this.ex;
   }
 
   get pinned(): boolean {
@@ -426,6 +435,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.queue = null;
     this.edge.metrics.sessions.dec({ listener: this.listener });
     this.edge.sessionClosed(this);
+    this.edge.kills.ids.release(this.connectionId);
     const socket = this.socket as SessionSocket;
     socket[SESSION] = undefined;
     if (graceful) socket.end();

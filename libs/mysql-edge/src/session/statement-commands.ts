@@ -8,6 +8,8 @@ import { MysqlEdgeErrors } from '../errors';
 import { eofPacket } from '../wire';
 import type { BackendExchange, CommandKind } from './backend-exchange';
 import { ChangeUserExchange } from './change-user';
+import { isKill, killCommand, processKill } from './kill-command';
+import { startsWithKill } from '../kill/kill-statement';
 import type { ClientSession } from './client-session';
 import { noteExecuteTypes } from './command-packets';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
@@ -76,6 +78,8 @@ export function dispatchCommand(s: ClientSession, p: MysqlPacket): void {
     case Command.FieldList:
     case Command.Statistics:
       return metadata(s, p, command === Command.FieldList ? 'field-list' : 'statistics');
+    case Command.ProcessKill:
+      return processKill(s, p);
     case Command.SetOption:
       s.send(eofPacket(1, s.status(), s.capabilities));
       return;
@@ -90,6 +94,7 @@ function query(s: ClientSession, p: MysqlPacket): void {
   const route = epoch.router.route(sql);
   // as the server does: several statements only for a client that asked for them
   if (route.classification.statementCount > 1 && !s.has(Capability.MultiStatements)) return s.fail(MysqlEdgeErrors.multiStatementNotRequested(), 1);
+  if (isKill(route.classification.command, route.classification.statementCount, sql)) return killCommand(s, sql, route.classification.statementCount);
   const planned = plan(s, route);
   if (!isPlan(planned)) return s.fail(planned, 1);
   const ex = s.exchange();
@@ -142,6 +147,7 @@ function toSqlValue(v: MysqlValue): SqlValue {
 function prepare(s: ClientSession, p: MysqlPacket): void {
   const epoch = s.currentEpoch();
   const text = p.payload.toString(s.encoding, 1);
+  if (startsWithKill(text)) return s.fail(MysqlEdgeErrors.killPrepared(), 1);
   const registry = (s.statements ??= new StatementRegistry(s.edge.catalog));
   const id = registry.reserve(p.payload.length - 1, { maxStatements: epoch.limits.maxStatements, maxBytes: epoch.limits.maxStatementBytes });
   if (typeof id !== 'number') return s.fail(id, 1);
