@@ -24,6 +24,7 @@ import {
 import { DbproxyError, errorMessage } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import { BACKEND_COLLATION } from '../backend/collations';
+import type { Logger } from '@dbproxy/observability';
 import type { FrontendTls } from '@dbproxy/runtime';
 
 /** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no LOCAL INFILE, no query attributes. */
@@ -41,6 +42,8 @@ export interface LoginSettings {
   readonly rsa: RsaKeys | undefined;
   readonly sha2Cache: Sha2DigestCache;
   readonly remoteHost: string;
+  /** Where refused logins are logged with the reason the client is not told. */
+  readonly logger: Logger;
 }
 
 export interface LoginResult {
@@ -155,6 +158,7 @@ export class ClientLogin {
         encodeAuthSwitchRequest(w, seq, step.plugin, step.data);
         return this.host.send(w.flush());
       case 'reject':
+        this.settings.logger.warn({ user: this.response?.username ?? '', remote: this.settings.remoteHost, tls: this.secure, reason: step.reason }, 'mysql login refused: access denied');
         return this.fail(MysqlEdgeErrors.accessDenied(this.response?.username ?? '', this.settings.remoteHost, this.response?.authResponse.length ? 'YES' : 'NO'), seq);
       case 'accept':
         return this.accept(step.fastAuthSuccess, seq);
