@@ -27,6 +27,11 @@ export const SESSION_MOVES: Readonly<Record<SessionState, readonly SessionState[
   closed: [],
 };
 
+export interface AdvertisedServer {
+  readonly serverVersion: string;
+  readonly mariaDbCapabilities: number;
+}
+
 /** A clock read once per sweep (about a second): deadlines are coarse, reading it is free. */
 export interface CoarseClock {
   readonly now: number;
@@ -55,6 +60,8 @@ export interface EdgeContext {
   readonly logger: Logger;
   /** True while the service drains: sessions close at their next idle moment. */
   readonly draining: boolean;
+  /** What the greeting advertises now: server version and MariaDB extended capabilities. */
+  advertised(): AdvertisedServer;
   /** A session ended (the sweep stops looking at it). */
   sessionClosed(session: object): void;
 }

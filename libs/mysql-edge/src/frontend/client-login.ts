@@ -24,6 +24,7 @@ import {
 import { DbproxyError, errorMessage } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import { BACKEND_COLLATION } from '../backend/collations';
+import { clientProfile } from '../backend/backend-pools';
 import type { Logger } from '@dbproxy/observability';
 import type { FrontendTls } from '@dbproxy/runtime';
 
@@ -37,6 +38,8 @@ export interface RsaKeys {
 
 export interface LoginSettings {
   readonly serverVersion: string;
+  /** MariaDB extended capabilities offered (every backend has them); non-zero makes the greeting MariaDB-style (no CLIENT_MYSQL). */
+  readonly mariaDbCapabilities: number;
   readonly accounts: ReadonlyMap<string, AccountCredential>;
   readonly tls: FrontendTls;
   readonly rsa: RsaKeys | undefined;
@@ -51,6 +54,8 @@ export interface LoginResult {
   readonly database: string | null;
   /** Capabilities in force: the client's ∩ ours. */
   readonly capabilities: number;
+  /** The backend pool profile: response-shaping flags and MariaDB extended metadata. */
+  readonly profile: number;
   readonly collation: number;
   readonly plugin: string;
   readonly secure: boolean;
@@ -88,7 +93,9 @@ export class ClientLogin {
   ) {}
 
   get capabilities(): number {
-    return (FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl)) >>> 0;
+    const offered = FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl);
+    // MariaDB servers leave CLIENT_MYSQL (LONG_PASSWORD) unset to carry extended capabilities
+    return (this.settings.mariaDbCapabilities !== 0 ? offered & ~Capability.LongPassword : offered) >>> 0;
   }
 
   greeting(): Buffer {
@@ -99,6 +106,7 @@ export class ClientLogin {
       capabilities: this.capabilities,
       characterSet: BACKEND_COLLATION,
       statusFlags: ServerStatus.Autocommit,
+      mariaDbCapabilities: this.settings.mariaDbCapabilities,
       authPlugin: CACHING_SHA2_PLUGIN,
     });
     return this.writer.flush();
@@ -180,6 +188,7 @@ export class ClientLogin {
         user: response.username,
         database: response.database === '' ? null : response.database,
         capabilities,
+        profile: clientProfile(capabilities, response.mariaDbCapabilities & this.settings.mariaDbCapabilities),
         collation: response.characterSet,
         plugin: account?.plugin ?? CACHING_SHA2_PLUGIN,
         secure: this.secure,

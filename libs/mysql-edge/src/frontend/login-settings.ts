@@ -4,12 +4,11 @@ import type { EdgeContext } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
 import type { LoginSettings } from './client-login';
 
-/** Advertised before any backend greeting was seen: MariaDB-like, so clients avoid what MariaDB rejects (mysql2's JSON parameter type). */
-export const FALLBACK_SERVER_VERSION = '10.11.0-MariaDB-dbproxy';
-
 export function loginSettings(edge: EdgeContext, epoch: EdgeEpoch, remoteHost: string | undefined): LoginSettings {
+  const advertised = edge.advertised();
   return {
-    serverVersion: epoch.config.mysql.server_version ?? FALLBACK_SERVER_VERSION,
+    serverVersion: advertised.serverVersion,
+    mariaDbCapabilities: advertised.mariaDbCapabilities,
     accounts: epoch.accounts,
     tls: edge.tls,
     rsa: edge.rsa,

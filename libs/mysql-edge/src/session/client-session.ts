@@ -11,7 +11,6 @@ import { PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type Res
 import type { SqlRoute } from '@dbproxy/sql';
 import { DbproxyError, errorMessage } from '@dbproxy/util';
 import type { BackendConnection } from '../backend/backend-connection';
-import { PROFILE_FLAGS } from '../backend/backend-pools';
 import { loginSettings } from '../frontend/login-settings';
 import { BACKEND_COLLATION, collationKey } from '../backend/collations';
 import type { EdgeContext, SessionState } from '../edge-context';
@@ -352,7 +351,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.user = result.user;
     this.schema = result.database;
     this.capabilities = result.capabilities;
-    this.profile = (result.capabilities & PROFILE_FLAGS) >>> 0;
+    this.profile = result.profile;
     this.collation = result.collation;
     this.charsetKey = collationKey(result.collation);
     this.encoding = encodingForCollation(result.collation);
