@@ -113,8 +113,17 @@ function checkUniqueNames(path: string, names: readonly string[], what: string, 
 }
 
 /** Runs every cross-field rule; returns all issues at once. */
+/** A monitor password means nothing without the monitor user it belongs to (at the same level). */
+function checkMonitorAccounts(c: DbproxyConfig, issues: ConfigIssue[]): void {
+  const levels: [string, { monitor_username?: string | undefined; monitor_password?: string | undefined }][] = [['mysql', c.mysql], ...c.mysql_backends.map((b, i) => [`mysql_backends[${i}]`, b] as [string, typeof b])];
+  for (const [path, level] of levels) {
+    if (level.monitor_password !== undefined && level.monitor_username === undefined) issues.push({ path: `${path}.monitor_password`, message: 'monitor_password needs monitor_username beside it' });
+  }
+}
+
 export function checkRules(c: DbproxyConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
+  checkMonitorAccounts(c, issues);
   checkBackends('mysql_backends', c.mysql_backends, issues);
   checkBackends('postgres_backends', c.postgres_backends, issues);
   checkBackends('redis_backends', c.redis_backends, issues);

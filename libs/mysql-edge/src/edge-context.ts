@@ -28,6 +28,11 @@ export const SESSION_MOVES: Readonly<Record<SessionState, readonly SessionState[
   closed: [],
 };
 
+export interface AdvertisedServer {
+  readonly serverVersion: string;
+  readonly mariaDbCapabilities: number;
+}
+
 /** A clock read once per sweep (about a second): deadlines are coarse, reading it is free. */
 export interface CoarseClock {
   readonly now: number;
@@ -58,6 +63,8 @@ export interface EdgeContext {
   readonly draining: boolean;
   /** Edge connection ids and the KILLs naming them. */
   readonly kills: KillSwitch;
+  /** What the greeting advertises now: server version and MariaDB extended capabilities. */
+  advertised(): AdvertisedServer;
   /** A session ended (the sweep stops looking at it). */
   sessionClosed(session: object): void;
 }

@@ -9,12 +9,13 @@ import type { RejectReason, ServiceContext } from '@dbproxy/runtime';
 import type { TopologyClient, TopologyView } from '@dbproxy/topology-client';
 import { BoundedLru } from '@dbproxy/util';
 import { BACKEND_MOVES, BACKEND_STATES, type BackendConnectionState } from './backend/backend-connection';
+import { BackendIdentities } from './backend/backend-identity';
 import { BackendPools } from './backend/backend-pools';
 import { CollationCatalog } from './backend/collations';
 import { ParkedLeases } from './backend/parked-leases';
 import { Pipelines } from './backend/pipelines';
 import { StatementCatalog } from './backend/statement-catalog';
-import { SESSION_MOVES, SESSION_STATES, type CoarseClock, type EdgeContext, type SessionState } from './edge-context';
+import { SESSION_MOVES, SESSION_STATES, type AdvertisedServer, type CoarseClock, type EdgeContext, type SessionState } from './edge-context';
 import { buildEpoch, type EdgeEpoch } from './epoch';
 import { MysqlEdgeErrors, toMysqlError } from './errors';
 import type { RsaKeys } from './frontend/client-login';
@@ -54,6 +55,7 @@ export class MysqlEdge implements EdgeContext {
   readonly catalog = new StatementCatalog();
   readonly parked = new ParkedLeases();
   readonly pipelines = new Pipelines();
+  readonly identities = new BackendIdentities();
   readonly collations = new CollationCatalog();
   readonly tls: FrontendTls;
   rsa: RsaKeys | undefined;
@@ -69,6 +71,10 @@ export class MysqlEdge implements EdgeContext {
   readonly kills: KillSwitch;
   private readonly sessions = new Set<ClientSession>();
   private readonly sweepTimer: NodeJS.Timeout;
+  private readonly healthError = (backend: string): string | undefined => {
+    const last = this.topology.lastHealth(backend);
+    return last && !last.up ? last.error : undefined;
+  };
 
   constructor(
     ctx: ServiceContext,
@@ -78,7 +84,7 @@ export class MysqlEdge implements EdgeContext {
     this.logger = ctx.logger;
     this.tracer = tracesRecorded(ctx) ? ctx.tracer : null;
     this.tls = loadFrontendTls(ctx.local);
-    this.current = buildEpoch(ctx.config.current(), () => topology.current(), undefined);
+    this.current = buildEpoch(ctx.config.current(), () => topology.current(), undefined, this.healthError);
     this.sessionStates = new StateTable('mysql-session', SESSION_STATES, SESSION_MOVES, ctx.logger);
     this.backendStates = new StateTable('mysql-backend', BACKEND_STATES, BACKEND_MOVES, ctx.logger);
     this.pools = new BackendPools({
@@ -87,6 +93,7 @@ export class MysqlEdge implements EdgeContext {
       collations: this.collations,
       states: this.backendStates,
       processes,
+      identities: this.identities,
       onConnect: (backend, ok) => (ok ? this.current.directory.markReachable(backend) : this.current.directory.markFailed(backend, Date.now())),
     });
     this.metrics = createEdgeMetrics(ctx.metrics, {
@@ -103,9 +110,18 @@ export class MysqlEdge implements EdgeContext {
     this.sweepTimer.unref();
   }
 
+  /** RSA keys, and every backend's greeting read once (bounded by connect_timeout_seconds) so the first clients see the primary's version. */
   async start(): Promise<void> {
+    const probe = this.pools.probe(this.current.config.mysql.connect_timeout_seconds * 1000);
     this.rsa = await rsaKeys();
     await this.kills.start();
+    await probe;
+  }
+
+  advertised(): AdvertisedServer {
+    const epoch = this.current;
+    const primary = this.topology.current().primary(epoch.defaultShard)?.name ?? epoch.config.mysql_backends.find((b) => b.shard === epoch.defaultShard && b.role === 'primary')?.name;
+    return { serverVersion: this.identities.version(epoch.config.mysql.server_version, primary), mariaDbCapabilities: this.identities.mariaDbCapabilities(epoch.backends.keys()) };
   }
 
   epoch(): EdgeEpoch {
@@ -114,9 +130,10 @@ export class MysqlEdge implements EdgeContext {
 
   /** A new configuration epoch: new sessions (and unpinned ones at their next statement) use it. */
   applyConfig(snapshot: ConfigSnapshot): void {
-    this.current = buildEpoch(snapshot, () => this.topology.current(), this.current);
+    this.current = buildEpoch(snapshot, () => this.topology.current(), this.current, this.healthError);
     this.parked.giveBackAll();
     this.pools.configure(this.current, this.current.config.proxy.shutdown_timeout_seconds * 1000);
+    void this.pools.probe(this.current.config.mysql.connect_timeout_seconds * 1000);
   }
 
   /** Drain actions and DNS pins: the backend's connections close as they come back, parked ones at once. */

@@ -6,6 +6,7 @@ import { CACHING_SHA2_PLUGIN, NATIVE_PASSWORD_PLUGIN, type AccountCredential } f
 import { SqlRouter } from '@dbproxy/sql';
 import type { TopologyView } from '@dbproxy/topology-client';
 import { BackendDirectory } from './routing/backend-directory';
+import type { HealthErrorOf } from './routing/no-backend';
 
 export interface EdgeLimits {
   readonly maxPacketBytes: number;
@@ -51,7 +52,8 @@ function routerKey(config: DeepReadonly<DbproxyConfig>): string {
   return JSON.stringify([m.classification_cache_size, m.allowed_functions, m.sharding, m.max_parse_tokens]);
 }
 
-export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyView, previous: EdgeEpoch | undefined): EdgeEpoch {
+/** `healthError`: the last failed health check of a backend (for errors that say why none is usable). */
+export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyView, previous: EdgeEpoch | undefined, healthError?: HealthErrorOf): EdgeEpoch {
   const config = snapshot.config;
   const m = config.mysql;
   const sameRouter = previous !== undefined && routerKey(previous.config) === routerKey(config);
@@ -61,7 +63,7 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
   const health = config.health;
   const suspectMs = Math.max(2_000, health.interval_seconds * 1000 * (health.failures_before_down + 1));
   const directory =
-    previous !== undefined && previous.config.mysql.pressure_margin === m.pressure_margin ? previous.directory : new BackendDirectory(topology, m.pressure_margin, suspectMs);
+    previous !== undefined && previous.config.mysql.pressure_margin === m.pressure_margin ? previous.directory : new BackendDirectory(topology, m.pressure_margin, suspectMs, healthError);
   return {
     epoch: snapshot.epoch,
     config,

@@ -12,7 +12,7 @@ export const MysqlEdgeErrors = {
   multiStatement: createError('DBP_ERR_MYSQLEDGE_MULTI_STATEMENT', 'Multi-statement requests are not supported (mysql.multi_statements = "reject"); send one statement per query'),
   multiStatementNotRequested: createError('DBP_ERR_MYSQLEDGE_MULTI_STATEMENT_NOT_REQUESTED', 'Several statements in one query need the client to enable multi-statements (CLIENT_MULTI_STATEMENTS)'),
   readOnly: createError<[string]>('DBP_ERR_MYSQLEDGE_READ_ONLY', 'The read-only listener runs only reads a replica may serve, not %s; use the read-write listener'),
-  noBackend: createError<[string, string]>('DBP_ERR_MYSQLEDGE_NO_BACKEND', 'No usable %s backend for shard "%s"'),
+  noBackend: createError<[string, string, string]>('DBP_ERR_MYSQLEDGE_NO_BACKEND', 'No usable %s backend for shard "%s": %s'),
   backendConnect: createError<[string, string]>('DBP_ERR_MYSQLEDGE_BACKEND_CONNECT', 'Cannot connect to backend %s: %s'),
   backendAuth: createError<[string, string]>('DBP_ERR_MYSQLEDGE_BACKEND_AUTH', 'Backend %s refused the pool connection: %s'),
   backendLost: createError<[string, string]>('DBP_ERR_MYSQLEDGE_BACKEND_LOST', 'Lost connection to backend %s during query (%s)'),

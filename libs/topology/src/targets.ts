@@ -42,7 +42,7 @@ export function configuredTargets(config: Config, protocol: Protocol): BackendTa
   });
   switch (protocol) {
     case 'mysql':
-      return config.mysql_backends.map((b) => ({ ...common(b, config.mysql.max_replica_lag_seconds), credentials: { username: b.username, password: b.password } }));
+      return config.mysql_backends.map((b) => ({ ...common(b, config.mysql.max_replica_lag_seconds), credentials: mysqlMonitorCredentials(config, b) }));
     case 'postgres':
       return config.postgres_backends.map((b) => ({
         ...common(b, config.postgres.max_replica_lag_seconds),
@@ -51,6 +51,14 @@ export function configuredTargets(config: Config, protocol: Protocol): BackendTa
     case 'redis':
       return config.redis_backends.map((b) => ({ ...common(b, config.redis.max_replica_lag_seconds), credentials: { username: b.username, password: b.password } }));
   }
+}
+
+/** The monitor account of a MySQL backend: its own monitor user, else [mysql]'s, else its pool account. */
+export function mysqlMonitorCredentials(config: Config, b: Config['mysql_backends'][number]): Credentials {
+  if (b.monitor_username !== undefined) return { username: b.monitor_username, password: b.monitor_password ?? '' };
+  const m = config.mysql;
+  if (m.monitor_username !== undefined) return { username: m.monitor_username, password: m.monitor_password ?? '' };
+  return { username: b.username, password: b.password };
 }
 
 /** Splits `host:port` (IPv6 hosts in brackets). */

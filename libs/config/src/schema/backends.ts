@@ -21,6 +21,9 @@ export const mysqlBackend = z
     /** Extra primary connections kept for BEGIN and session pins (spec 000 reserved_pool). */
     reserved_pool: nonNegativeInt.default(0),
     pool_max: positiveInt.optional(),
+    /** Account of topology's health checks (SELECT 1, @@read_only, SHOW SLAVE STATUS); overrides [mysql]'s; absent: the pool's. */
+    monitor_username: z.string().optional(),
+    monitor_password: z.string().optional(),
   })
   .strict();
 

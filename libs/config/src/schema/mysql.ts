@@ -59,7 +59,11 @@ export const mysqlSection = z
     read_only_listen: listenAddress.default('0.0.0.0:6034'),
     max_connections: positiveInt.default(4096),
     workers: nonNegativeInt.default(0),
-    server_version: z.string().default('10.11.0-dbproxy'),
+    /** The greeting's server version; absent: the default shard primary's own, with "-dbproxy". */
+    server_version: z.string().optional(),
+    /** Default account of topology's health checks of [[mysql_backends]] (ProxySQL's monitor user); absent: each backend's pool account. */
+    monitor_username: z.string().optional(),
+    monitor_password: z.string().optional(),
     connect_timeout_seconds: positiveSeconds.default(5),
     query_timeout_seconds: positiveSeconds.default(30),
     pool_acquire_timeout_seconds: positiveSeconds.default(5),

@@ -122,7 +122,7 @@ export class BackendConnection {
     this.serverVersion = opened.handshake.serverVersion;
     this.capabilities = opened.capabilities;
     this.statements = new BackendStatements(options.maxStatements, (id) => this.closeStatementNow(id));
-    this.tracker = new ResponseTracker({ capabilities: opened.capabilities, maxBytes: options.maxResultBytes });
+    this.tracker = new ResponseTracker({ capabilities: opened.capabilities, mariaDbCapabilities: opened.mariaDbCapabilities, maxBytes: options.maxResultBytes });
     const onData = (chunk: Buffer): void => this.onData(chunk);
     if (opened.reader) opened.reader.sink = onData;
     else this.socket.on('data', onData);

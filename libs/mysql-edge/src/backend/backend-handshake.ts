@@ -50,6 +50,8 @@ export interface OpenedBackend {
   readonly handshake: InitialHandshake;
   /** Capabilities in force on the connection (ours ∩ the server's). */
   readonly capabilities: number;
+  /** MariaDB extended capabilities in force (ours ∩ the server's). */
+  readonly mariaDbCapabilities: number;
   /** Where a plain TCP socket's reads go (no stream layer); null for TLS, whose reads are 'data' events. */
   readonly reader: ByteReader | null;
 }
@@ -148,7 +150,7 @@ function upgradeTls(socket: Socket, endpoint: BackendEndpoint, tls: BackendTls):
 }
 
 /** Connects, authenticates and runs the setup queries; the abort signal (connect timeout, drain) ends it. */
-export async function openBackend(endpoint: BackendEndpoint, capabilities: number, setup: readonly SetupQuery[], signal: AbortSignal): Promise<OpenedBackend> {
+export async function openBackend(endpoint: BackendEndpoint, capabilities: number, setup: readonly SetupQuery[], signal: AbortSignal, mariaDbCapabilities = 0): Promise<OpenedBackend> {
   const reader = endpoint.tls ? null : new ByteReader();
   let socket = await tcpConnect(endpoint, signal, reader);
   let framer = new PacketFramer();
@@ -159,12 +161,12 @@ export async function openBackend(endpoint: BackendEndpoint, capabilities: numbe
     const greeting = await pump.next();
     if (isErrPacket(greeting.payload)) throw MysqlEdgeErrors.backendConnect(endpoint.backend, decodeErr(greeting.payload).message);
     const handshake = decodeInitialHandshake(greeting.payload);
-    const auth = new ClientAuthExchange({ username: endpoint.username, password: endpoint.password, secure: endpoint.tls !== null, capabilities, characterSet: BACKEND_COLLATION });
+    const auth = new ClientAuthExchange({ username: endpoint.username, password: endpoint.password, secure: endpoint.tls !== null, capabilities, characterSet: BACKEND_COLLATION, mariaDbCapabilities });
     const w = new PacketWriter(256);
     let seq = 1;
     const response = auth.respond(handshake);
     if (endpoint.tls) {
-      seq = encodeSslRequest(w, seq, { capabilities: response.capabilities, characterSet: response.characterSet });
+      seq = encodeSslRequest(w, seq, { capabilities: response.capabilities, characterSet: response.characterSet, mariaDbCapabilities: auth.mariaDbCapabilities });
       socket.write(w.flush());
       pump.detach();
       socket = await upgradeTls(socket, endpoint, endpoint.tls);
@@ -176,7 +178,7 @@ export async function openBackend(endpoint: BackendEndpoint, capabilities: numbe
     await authenticate(pump, socket, auth, w, endpoint.backend);
     for (const query of setup) await runSetupQuery(pump, socket, w, auth.capabilities, query, endpoint.backend);
     pump.detach();
-    return { socket, framer, handshake, capabilities: auth.capabilities, reader };
+    return { socket, framer, handshake, capabilities: auth.capabilities, mariaDbCapabilities: auth.mariaDbCapabilities, reader };
   } catch (err) {
     pump.detach();
     socket.destroy();

@@ -5,16 +5,31 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import type { DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
 import { BackendPool, SharedCapacity, type ConnectionFactory, type PoolSizing, type PoolStats } from '@dbproxy/pool';
-import { Capability } from '@dbproxy/protocol-mysql';
+import { Capability, MariaDbCapability } from '@dbproxy/protocol-mysql';
 import type { TopologyView } from '@dbproxy/topology-client';
 import type { EdgeEpoch } from '../epoch';
 import type { StateTable } from '../state-machine';
 import { BackendConnection, type BackendConnectionState } from './backend-connection';
 import { openBackend, type BackendEndpoint, type SetupQuery } from './backend-handshake';
+import { FORWARDABLE_MARIADB_CAPABILITIES, probeBackends, type BackendIdentities } from './backend-identity';
+import { MysqlEdgeErrors } from '../errors';
 import { COLLATIONS_QUERY, type CollationCatalog } from './collations';
 
 /** Client capabilities that change the bytes of responses: each combination gets its own pools. */
 export const PROFILE_FLAGS = (Capability.DeprecateEof | Capability.FoundRows | Capability.IgnoreSpace | Capability.SessionTrack) >>> 0;
+
+/** Profile bit above the 32 capability bits: MARIADB_CLIENT_EXTENDED_METADATA (column definitions carry an extra field). */
+const PROFILE_EXTENDED_METADATA = 2 ** 32;
+
+/** A client's capability profile: its response-shaping flags, and whether it negotiated MariaDB extended metadata. */
+export function clientProfile(capabilities: number, mariaDbCapabilities: number): number {
+  return ((capabilities & PROFILE_FLAGS) >>> 0) + ((mariaDbCapabilities & MariaDbCapability.ExtendedMetadata) !== 0 ? PROFILE_EXTENDED_METADATA : 0);
+}
+
+/** The MariaDB extended capabilities a profile's backend connections must negotiate. */
+function profileMariaDb(profile: number): number {
+  return profile >= PROFILE_EXTENDED_METADATA ? MariaDbCapability.ExtendedMetadata : 0;
+}
 
 /**
  * What the edge asks of every backend, before the profile's flags. CLIENT_MULTI_STATEMENTS only
@@ -42,6 +57,8 @@ export interface PoolDeps {
   readonly processes: number;
   /** A backend could not be reached / was reached (the directory's local memory). */
   readonly onConnect: (backend: string, ok: boolean) => void;
+  /** Greetings seen: the advertised version and MariaDB capabilities. */
+  readonly identities: BackendIdentities;
 }
 
 export interface ResetCounts {
@@ -74,7 +91,7 @@ function connectionKey(b: Backend, epoch: EdgeEpoch): string {
 }
 
 function backendCapabilities(profile: number, epoch: EdgeEpoch): number {
-  return (BACKEND_BASE_CAPABILITIES | profile | (epoch.multiStatements === 'primary' ? Capability.MultiStatements : 0)) >>> 0;
+  return (BACKEND_BASE_CAPABILITIES | (profile % PROFILE_EXTENDED_METADATA) | (epoch.multiStatements === 'primary' ? Capability.MultiStatements : 0)) >>> 0;
 }
 
 /** One process's share of the configured sizes; deadlines from [mysql]. */
@@ -184,6 +201,14 @@ export class BackendPools {
     await Promise.all([...this.pools.values()].map((p) => p.drain({ deadlineMs })));
   }
 
+  /** One login per backend whose greeting this process has not seen (at start, new backends). */
+  probe(timeoutMs: number): Promise<void> {
+    const epoch = this.deps.epoch();
+    const endpoints = this.deps.identities.unknown(epoch.backends.keys()).map((b) => this.endpoint(b));
+    const open = (endpoint: BackendEndpoint, signal: AbortSignal) => openBackend(endpoint, backendCapabilities(0, epoch), [], signal, FORWARDABLE_MARIADB_CAPABILITIES);
+    return probeBackends(endpoints, open, this.deps.identities, timeoutMs);
+  }
+
   /** Where and as whom `backend`'s pools connect now (also the KILL connections of src/kill). */
   endpoint(backend: string): BackendEndpoint {
     const config = this.deps.epoch().backends.get(backend);
@@ -195,6 +220,7 @@ export class BackendPools {
 
   private factory(backend: string, profile: number, epoch: EdgeEpoch): ConnectionFactory<BackendConnection> {
     const capabilities = backendCapabilities(profile, epoch);
+    const mariaDb = profileMariaDb(profile);
     let counts = this.resetCounts.get(backend);
     if (!counts) this.resetCounts.set(backend, (counts = { resets: 0, clean: 0 }));
     const resetCounts = counts;
@@ -204,7 +230,12 @@ export class BackendPools {
         const setup: SetupQuery[] = [];
         if (!this.deps.collations.loaded) setup.push({ sql: COLLATIONS_QUERY, rows: (rows) => this.deps.collations.load(rows) });
         try {
-          const opened = await openBackend(this.endpoint(backend), capabilities, setup, signal);
+          const opened = await openBackend(this.endpoint(backend), capabilities, setup, signal, mariaDb);
+          this.deps.identities.learn(backend, opened.handshake);
+          if ((opened.mariaDbCapabilities & mariaDb) !== mariaDb) {
+            opened.socket.destroy();
+            throw MysqlEdgeErrors.backendConnect(backend, 'the server lacks MARIADB_CLIENT_EXTENDED_METADATA, which this client negotiated');
+          }
           this.deps.onConnect(backend, true);
           const mysql = epoch.config.mysql;
           return new BackendConnection(opened, { backend, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: this.deps.states });

@@ -24,6 +24,8 @@ import {
 import { DbproxyError, errorMessage } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import { BACKEND_COLLATION } from '../backend/collations';
+import { clientProfile } from '../backend/backend-pools';
+import type { Logger } from '@dbproxy/observability';
 import type { FrontendTls } from '@dbproxy/runtime';
 
 /** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no LOCAL INFILE, no query attributes. */
@@ -36,11 +38,15 @@ export interface RsaKeys {
 
 export interface LoginSettings {
   readonly serverVersion: string;
+  /** MariaDB extended capabilities offered (every backend has them); non-zero makes the greeting MariaDB-style (no CLIENT_MYSQL). */
+  readonly mariaDbCapabilities: number;
   readonly accounts: ReadonlyMap<string, AccountCredential>;
   readonly tls: FrontendTls;
   readonly rsa: RsaKeys | undefined;
   readonly sha2Cache: Sha2DigestCache;
   readonly remoteHost: string;
+  /** Where refused logins are logged with the reason the client is not told. */
+  readonly logger: Logger;
 }
 
 export interface LoginResult {
@@ -48,6 +54,8 @@ export interface LoginResult {
   readonly database: string | null;
   /** Capabilities in force: the client's ∩ ours. */
   readonly capabilities: number;
+  /** The backend pool profile: response-shaping flags and MariaDB extended metadata. */
+  readonly profile: number;
   readonly collation: number;
   readonly plugin: string;
   readonly secure: boolean;
@@ -85,7 +93,9 @@ export class ClientLogin {
   ) {}
 
   get capabilities(): number {
-    return (FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl)) >>> 0;
+    const offered = FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl);
+    // MariaDB servers leave CLIENT_MYSQL (LONG_PASSWORD) unset to carry extended capabilities
+    return (this.settings.mariaDbCapabilities !== 0 ? offered & ~Capability.LongPassword : offered) >>> 0;
   }
 
   greeting(): Buffer {
@@ -96,6 +106,7 @@ export class ClientLogin {
       capabilities: this.capabilities,
       characterSet: BACKEND_COLLATION,
       statusFlags: ServerStatus.Autocommit,
+      mariaDbCapabilities: this.settings.mariaDbCapabilities,
       authPlugin: CACHING_SHA2_PLUGIN,
     });
     return this.writer.flush();
@@ -155,6 +166,7 @@ export class ClientLogin {
         encodeAuthSwitchRequest(w, seq, step.plugin, step.data);
         return this.host.send(w.flush());
       case 'reject':
+        this.settings.logger.warn({ user: this.response?.username ?? '', remote: this.settings.remoteHost, tls: this.secure, reason: step.reason }, 'mysql login refused: access denied');
         return this.fail(MysqlEdgeErrors.accessDenied(this.response?.username ?? '', this.settings.remoteHost, this.response?.authResponse.length ? 'YES' : 'NO'), seq);
       case 'accept':
         return this.accept(step.fastAuthSuccess, seq);
@@ -176,6 +188,7 @@ export class ClientLogin {
         user: response.username,
         database: response.database === '' ? null : response.database,
         capabilities,
+        profile: clientProfile(capabilities, response.mariaDbCapabilities & this.settings.mariaDbCapabilities),
         collation: response.characterSet,
         plugin: account?.plugin ?? CACHING_SHA2_PLUGIN,
         secure: this.secure,

@@ -3,7 +3,9 @@
 // pressure band, and a short local memory of replicas this process just failed to reach (so reads
 // fall back at once instead of waiting for the next health check to notice).
 import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
+import type { DbproxyError } from '@dbproxy/util';
 import type { BackendState, TopologyView } from '@dbproxy/topology-client';
+import { noBackendError, type HealthErrorOf } from './no-backend';
 
 /** How busy a backend's pool is for the asking session: (in use + waiters) / capacity. */
 export type PressureOf = (backend: string) => number;
@@ -19,6 +21,7 @@ export class BackendDirectory {
     private readonly view: () => TopologyView,
     margin: number,
     private readonly suspectMs: number,
+    private readonly healthError: HealthErrorOf = () => undefined,
   ) {
     this.selector = new ReplicaSelector({ margin });
   }
@@ -42,6 +45,11 @@ export class BackendDirectory {
     const primary = this.primary(shard);
     this.fellBack = primary !== undefined && role === 'replica';
     return primary;
+  }
+
+  /** The error for a choose() that found nothing, naming each backend tried and why it is out. */
+  unusable(shard: string, role: 'primary' | 'replica', fallback: boolean, now: number): DbproxyError {
+    return noBackendError(this.view(), shard, role, fallback && role === 'replica', this.healthError, (name) => this.suspect(name, now));
   }
 
   /** This process could not reach `backend`: keep reads away from it for a while. */

@@ -103,15 +103,16 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const owner = this.owner;
     const edge = owner.edge;
     const directory = owner.epoch.directory;
-    const backend = directory.choose(plan.shard, plan.role, owner.epoch.fallbackToPrimary && !this.fellBack, this.pressureOf, edge.clock.now);
-    if (backend === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
+    const fallback = owner.epoch.fallbackToPrimary && !this.fellBack;
+    const backend = directory.choose(plan.shard, plan.role, fallback, this.pressureOf, edge.clock.now);
+    if (backend === undefined) return this.fail(directory.unusable(plan.shard, plan.role, fallback, edge.clock.now), -1);
     if (directory.fellBack) {
       this.fellBack = true;
       edge.metrics.fallbacks.inc({ reason: 'no_replica' });
     }
     this.role = backend.role === 'replica' ? 'replica' : 'primary';
     const pool = edge.pools.pool(backend.name, owner.profile);
-    if (pool === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard), -1);
+    if (pool === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard, `backend "${backend.name}" is not in configuration epoch ${owner.epoch.epoch}`), -1);
     this.borrow(pool, plan);
   }
 

@@ -11,7 +11,7 @@ import { PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type Res
 import type { SqlRoute } from '@dbproxy/sql';
 import { DbproxyError, errorMessage } from '@dbproxy/util';
 import type { BackendConnection } from '../backend/backend-connection';
-import { PROFILE_FLAGS } from '../backend/backend-pools';
+import { loginSettings } from '../frontend/login-settings';
 import { BACKEND_COLLATION, collationKey } from '../backend/collations';
 import type { EdgeContext, SessionState } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
@@ -100,7 +100,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     s.on('error', onError);
     edge.metrics.sessions.inc({ listener });
     this.deadline = edge.clock.now + this.epoch.limits.loginTimeoutMs;
-    this.login = new ClientLogin(this, { serverVersion: this.epoch.config.mysql.server_version, accounts: this.epoch.accounts, tls: edge.tls, rsa: edge.rsa, sha2Cache: edge.sha2Cache, remoteHost: socket.remoteAddress ?? 'unknown' }, this.connectionId);
+    this.login = new ClientLogin(this, loginSettings(edge, this.epoch, socket.remoteAddress), this.connectionId);
     this.scramble = this.login.scramble;
     socket.write(this.login.greeting());
   }
@@ -360,7 +360,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.user = result.user;
     this.schema = result.database;
     this.capabilities = result.capabilities;
-    this.profile = (result.capabilities & PROFILE_FLAGS) >>> 0;
+    this.profile = result.profile;
     this.collation = result.collation;
     this.charsetKey = collationKey(result.collation);
     this.encoding = encodingForCollation(result.collation);

@@ -26,6 +26,8 @@ export interface ClientAuthOptions {
   readonly characterSet?: number;
   readonly maxPacketSize?: number;
   readonly connectAttributes?: ReadonlyMap<string, string>;
+  /** MariaDB extended capabilities wanted; intersected with a MariaDB server's (0 against MySQL). */
+  readonly mariaDbCapabilities?: number;
 }
 
 export type ClientAuthStep =
@@ -43,6 +45,8 @@ export class ClientAuthExchange {
   private scramble: Buffer = Buffer.alloc(0);
   /** Capabilities in force after `respond` (client wishes ∩ server offer). */
   capabilities = 0;
+  /** MariaDB extended capabilities in force after `respond`. */
+  mariaDbCapabilities = 0;
 
   constructor(private readonly options: ClientAuthOptions) {}
 
@@ -53,7 +57,11 @@ export class ClientAuthExchange {
     if (o.database) wanted |= Capability.ConnectWithDb;
     if (o.connectAttributes) wanted |= Capability.ConnectAttrs;
     if (o.secure) wanted |= Capability.Ssl;
+    const mariaDb = intersectFlags(o.mariaDbCapabilities ?? 0, handshake.mariaDbCapabilities);
+    // the server reads the extended capabilities only when CLIENT_MYSQL (LONG_PASSWORD) is unset
+    if (mariaDb !== 0) wanted &= ~Capability.LongPassword;
     this.capabilities = (intersectFlags(wanted, handshake.capabilities) | Capability.Protocol41) >>> 0;
+    this.mariaDbCapabilities = hasFlag(this.capabilities, Capability.LongPassword) ? 0 : mariaDb;
     this.scramble = handshake.scramble;
     this.plugin = handshake.authPlugin === CACHING_SHA2_PLUGIN ? CACHING_SHA2_PLUGIN : NATIVE_PASSWORD_PLUGIN;
     this.phase = 'token-sent';
@@ -61,6 +69,7 @@ export class ClientAuthExchange {
       capabilities: this.capabilities,
       maxPacketSize: o.maxPacketSize ?? 0x01000000,
       characterSet: o.characterSet ?? Collation.utf8mb4_general_ci,
+      mariaDbCapabilities: this.mariaDbCapabilities,
       username: o.username,
       authResponse: this.token(),
       database: o.database ?? null,

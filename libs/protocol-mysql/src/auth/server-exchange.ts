@@ -12,6 +12,17 @@ import {
 } from './caching-sha2';
 import { NATIVE_PASSWORD_PLUGIN, verifyNativePassword } from './native';
 
+/** The reject reason when full auth without TLS got bytes that are not an RSA-encrypted password (e.g. a cleartext one). */
+export const RSA_DECRYPT_FAILED = 'cannot RSA-decrypt the password: without TLS it must be RSA-encrypted (a client that believes the link secure sends it in clear)';
+
+function tryDecrypt(payload: Buffer, scramble: Buffer, privateKey: KeyLike): string | null {
+  try {
+    return decryptPasswordWithPrivateKey(payload, scramble, privateKey);
+  } catch {
+    return null;
+  }
+}
+
 export type ServerAuthPlugin = typeof NATIVE_PASSWORD_PLUGIN | typeof CACHING_SHA2_PLUGIN;
 
 /** An account as the server knows it. Native accounts may hold the double-SHA1 hash instead of the password. */
@@ -103,8 +114,14 @@ export class ServerAuthExchange {
     }
     let password: string;
     if (secure) password = cleartextPassword(payload);
-    else if (rsa) password = decryptPasswordWithPrivateKey(payload, scramble, rsa.privateKey);
-    else return this.reject('full authentication needs TLS or an RSA key pair');
+    else if (!rsa) return this.reject('full authentication needs TLS or an RSA key pair');
+    else {
+      // As MySQL 8: without TLS the bytes must be the RSA-encrypted password. A client that sent it
+      // in clear anyway (it believed the link secure) is denied like a wrong password.
+      const decrypted = tryDecrypt(payload, scramble, rsa.privateKey);
+      if (decrypted === null) return this.reject(RSA_DECRYPT_FAILED);
+      password = decrypted;
+    }
     const account = this.options.account;
     if (account === null || !('password' in account) || !passwordsEqual(password, account.password)) return this.reject('wrong password');
     this.options.sha2Cache?.set(this.options.cacheKey, cachingSha2Digest(password));

@@ -14,6 +14,9 @@ interface MysqlConnection {
 
 type Row = Record<string, unknown>;
 
+/** ER_SPECIFIC_ACCESS_DENIED_ERROR, ER_TABLEACCESS_DENIED_ERROR, ER_DBACCESS_DENIED_ERROR: the account lacks a privilege. */
+const PRIVILEGE_ERRNOS = new Set([1227, 1142, 1044]);
+
 /** A count that grows with each transaction: the sum of MariaDB GTID sequence numbers (one per domain). */
 export function mariadbProgress(gtidPos: string): bigint | null {
   const parts = gtidPos.split(',').map((g) => g.trim()).filter(Boolean);
@@ -102,7 +105,7 @@ export class MysqlProbe extends MonitorConnection<MysqlConnection> {
     const latencyMs = performance.now() - started;
     const gtid = flavor === 'mariadb' ? '@@gtid_current_pos' : '@@gtid_executed';
     const [[state]] = await connection.query<RowDataPacket[]>(`SELECT @@read_only AS read_only, ${gtid} AS gtid`);
-    const [status] = await this.replicaStatus(connection, flavor);
+    const status = await this.replicaStatusRow(connection, flavor);
     const position = state?.['gtid'] === null || state?.['gtid'] === undefined ? null : String(state['gtid']);
     const progress = position === null ? null : flavor === 'mariadb' ? mariadbProgress(position) : mysqlProgress(position);
     return {
@@ -111,9 +114,29 @@ export class MysqlProbe extends MonitorConnection<MysqlConnection> {
       roleObserved: Number(state?.['read_only']) === 1 ? 'replica' : 'primary',
       position,
       progress,
-      replica: status ? replicaFromStatus(status) : null,
+      replica: status === 'unknown' ? this.unknownReplication() : status ? replicaFromStatus(status) : null,
       checkedAt: Date.now(),
     };
+  }
+
+  /**
+   * The replica status row, none, or 'unknown' when the account may not read it (1227: SLAVE
+   * MONITOR / REPLICATION CLIENT missing; 1142/1044/1045-class refusals alike): a primary needs no
+   * replication status, so that is no failed check.
+   */
+  private async replicaStatusRow(connection: Connection, flavor: Flavor): Promise<Row | undefined | 'unknown'> {
+    try {
+      return (await this.replicaStatus(connection, flavor))[0];
+    } catch (err) {
+      if (PRIVILEGE_ERRNOS.has(Number((err as { errno?: unknown }).errno))) return 'unknown';
+      throw err;
+    }
+  }
+
+  /** A configured primary: not replicating. A replica: replicating with an unknown lag (measured by position, else lagging). */
+  private unknownReplication(): ReplicaObservation | null {
+    if (this.target.role === 'primary') return null;
+    return { stopped: false, reportedLagSeconds: null, fallbackLagSeconds: null };
   }
 
   private async replicaStatus(connection: Connection, flavor: Flavor): Promise<Row[]> {

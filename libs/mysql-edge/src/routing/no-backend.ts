@@ -1,0 +1,39 @@
+// The error a statement gets when no backend can serve it: which backends of the shard there are
+// and why each one is out (down with its health check's failure, lagging, shunned, draining,
+// unreachable from this process), so a client sees more than "no usable backend".
+import type { DbproxyError } from '@dbproxy/util';
+import type { BackendState, TopologyView } from '@dbproxy/topology-client';
+import { MysqlEdgeErrors } from '../errors';
+
+/** The last failed health check of a backend, as topology reported it. */
+export type HealthErrorOf = (backend: string) => string | undefined;
+
+const MAX_REASON_CHARS = 300;
+
+function whyOut(state: BackendState, healthError: HealthErrorOf, suspect: boolean): string {
+  if (!state.healthy) {
+    const error = healthError(state.name);
+    return `is down${error ? ` (health check failed: ${error.slice(0, MAX_REASON_CHARS)})` : ''}`;
+  }
+  if (state.shunned) return 'is shunned';
+  if (state.draining) return 'is draining';
+  if (state.lagging) return 'is lagging';
+  if (suspect) return 'could not be reached from this proxy process';
+  return 'is not usable';
+}
+
+/**
+ * No backend of `shard` served `role` (a read that fell back also tried the primary): the error
+ * names the role tried last and every backend of the roles tried with the reason it is out.
+ */
+export function noBackendError(view: TopologyView, shard: string, role: 'primary' | 'replica', fellBackToPrimary: boolean, healthError: HealthErrorOf, suspect: (name: string) => boolean): DbproxyError {
+  const roles = new Set<string>(fellBackToPrimary ? ['replica', 'primary'] : [role]);
+  const reasons: string[] = [];
+  for (const state of view.backends()) {
+    if (state.shard !== shard || !roles.has(state.role)) continue;
+    reasons.push(`${state.role === 'replica' && roles.size > 1 ? 'replica ' : ''}backend "${state.name}" ${whyOut(state, healthError, suspect(state.name))}`);
+  }
+  const tried = fellBackToPrimary ? 'primary' : role;
+  const detail = reasons.length > 0 ? reasons.join('; ') : `no ${tried} backend in topology generation ${view.generation}`;
+  return MysqlEdgeErrors.noBackend(tried, shard, detail);
+}
