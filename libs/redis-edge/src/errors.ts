@@ -26,6 +26,10 @@ export const RedisEdgeErrors = {
     'DBP_ERR_REDISEDGE_CROSS_SHARD_WRITE',
     "'%s' spans several shards and would not be atomic: enable redis.cross_shard_writes to split it",
   ),
+  crossShardMsetnx: createError(
+    'DBP_ERR_REDISEDGE_CROSS_SHARD_MSETNX',
+    "'MSETNX' spans several shards: split, it would set the keys of some shards while others refuse (use one hash tag)",
+  ),
   keysUnknown: createError<[string]>('DBP_ERR_REDISEDGE_KEYS_UNKNOWN', "the key positions of '%s' are not known (COMMAND INFO), so it cannot be routed across shards"),
   keyUnmapped: createError('DBP_ERR_REDISEDGE_KEY_UNMAPPED', 'the key maps to no shard (redis.sharding.map)'),
   wrongArguments: createError<[string]>('DBP_ERR_REDISEDGE_WRONG_ARGUMENTS', "wrong number of arguments for '%s' command"),
@@ -55,6 +59,7 @@ export const RedisEdgeErrors = {
 const PREFIX: Readonly<Record<string, string>> = {
   DBP_ERR_REDISEDGE_CROSS_SLOT: 'CROSSSLOT',
   DBP_ERR_REDISEDGE_CROSS_SHARD_WRITE: 'CROSSSLOT',
+  DBP_ERR_REDISEDGE_CROSS_SHARD_MSETNX: 'CROSSSLOT',
   DBP_ERR_REDISEDGE_REDIRECT_LIMIT: 'TRYAGAIN',
   DBP_ERR_REDISEDGE_TRANSACTION_MOVED: 'TRYAGAIN',
   DBP_ERR_REDISEDGE_LOADING: 'LOADING',

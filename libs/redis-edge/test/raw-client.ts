@@ -69,6 +69,12 @@ export class RawClient {
     return (await this.replies(n, timeoutMs)).map(plain);
   }
 
+  /** Every reply that arrives until the server closes the connection (or `timeoutMs` passes). */
+  async textsUntilClosed(timeoutMs = 3_000): Promise<unknown[]> {
+    await this.waitClosed(timeoutMs);
+    return this.frames.splice(0).map((f) => plain(decodeReply(f)));
+  }
+
   async waitClosed(timeoutMs = 5_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (!this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -1,7 +1,7 @@
 // Finds client command frames (multibulk and inline) and their argument positions in place.
 import { CommandBatch } from './command-batch';
 import { decimalWidth, LENGTH_INCOMPLETE, readLength } from './digits';
-import { ExpectedBulk, InlineTooBig, InvalidBulkLength, InvalidMultibulkLength, MissingCrlf, printableByte, QueryBufferLimit } from './errors';
+import { ExpectedBulk, InlineNul, InlineTooBig, InvalidBulkLength, InvalidMultibulkLength, MissingCrlf, printableByte, QueryBufferLimit } from './errors';
 import { InlineSplitter } from './inline';
 import { MAX_OFFSET, resolveLimits, type RespLimits } from './limits';
 import { Ascii, CommandFlag, RespType } from './wire';
@@ -142,7 +142,11 @@ export class CommandScanner {
     const max = this.limits.maxInlineLength;
     let p = this.pending === Pending.Inline ? start + this.pendingAt : start;
     const stop = Math.min(end, start + max + 2);
-    while (p < stop && buf[p] !== Ascii.LF) p++;
+    for (; p < stop; p++) {
+      const c = buf[p];
+      if (c === Ascii.LF) break;
+      if (c === Ascii.Nul) throw InlineNul();
+    }
     if (p === stop) {
       // One byte of slack: a line of exactly `max` bytes may be waiting for the LF after its CR.
       if (end - start > max + 1) throw InlineTooBig();

@@ -8,6 +8,9 @@ export const InvalidBulkLength = createError('DBP_ERR_RESP_INVALID_BULK_LENGTH',
 export const ExpectedBulk = createError<[string]>('DBP_ERR_RESP_EXPECTED_BULK', "Protocol error: expected '$', got '%s'");
 export const UnbalancedQuotes = createError('DBP_ERR_RESP_UNBALANCED_QUOTES', 'Protocol error: unbalanced quotes in request');
 export const InlineTooBig = createError('DBP_ERR_RESP_INLINE_TOO_BIG', 'Protocol error: too big inline request');
+// Redis reads an inline line with strchr, so a NUL hides the line's end: the connection waits
+// (until 64 KiB arrive, then "too big inline request"). The proxy refuses it at once instead.
+export const InlineNul = createError('DBP_ERR_RESP_INLINE_NUL', 'Protocol error: NUL byte in inline request');
 export const MissingCrlf = createError('DBP_ERR_RESP_MISSING_CRLF', "Protocol error: expected '\\r\\n' after bulk data");
 export const QueryBufferLimit = createError<[number, number]>(
   'DBP_ERR_RESP_QUERY_BUFFER_LIMIT',

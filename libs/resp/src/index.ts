@@ -4,12 +4,13 @@ export type { RespTypeByte } from './wire';
 export { DEFAULT_RESP_LIMITS, resolveLimits } from './limits';
 export type { RespLimits } from './limits';
 export {
-  BadReplyLine, ExpectedBulk, IncompleteReply, InlineTooBig, InvalidBulkLength, InvalidLimit, InvalidMultibulkLength, MissingCrlf,
+  BadReplyLine, ExpectedBulk, IncompleteReply, InlineNul, InlineTooBig, InvalidBulkLength, InvalidLimit, InvalidMultibulkLength, MissingCrlf,
   NestingTooDeep, QueryBufferLimit, ReplyBufferLimit, TrailingBytes, UnbalancedQuotes, Unencodable, UnexpectedReplyShape, UnknownReplyType,
 } from './errors';
 export { argEquals, argToBuffer, argToInt, argToString } from './args';
 export { CommandBatch } from './command-batch';
 export { CommandScanner } from './command-scanner';
+export { InlineReframer } from './inline-reframer';
 export { CommandNameIndex } from './command-names';
 export { ReplyBatch } from './reply-batch';
 export { ReplyScanner } from './reply-scanner';

@@ -1,5 +1,6 @@
 import { DbproxyError } from '@dbproxy/util';
 import { CommandScanner } from './command-scanner';
+import { InlineReframer } from './inline-reframer';
 import { chunkings, scanCommands } from './testing';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
@@ -59,8 +60,20 @@ describe('CommandScanner inline commands', () => {
     expect(batch2.frame(0)).toEqual(escaped);
   });
 
-  it('ends the arguments at a NUL byte, as Redis (a C string) does', () => {
-    expect(argsOf('GET k\x00 ignored\r\n')).toEqual(['GET', 'k']);
+  it('refuses a NUL byte anywhere in an inline line, however it is chunked (Redis would wait for more input)', () => {
+    for (const line of ['GET k\x00 ignored\r\n', 'GET "k\x00"\r\n', '\x00\r\n', 'GET a\x00b']) {
+      for (const chunks of chunkings(b(line))) expectCode(() => scanCommands(chunks), 'DBP_ERR_RESP_INLINE_NUL', 'Protocol error: NUL byte in inline request');
+    }
+  });
+
+  it('re-encodes an inline command as the multibulk frame of the arguments it found', () => {
+    const batch = new CommandScanner().scan(b('SET "a b" \'c\\\'d\' \\x41 "\\x41"\nPING\r\n'));
+    const reframer = new InlineReframer();
+    const one = reframer.reframe(batch, 0);
+    expect(one.count).toBe(1);
+    expect(one.isInline(0)).toBe(false);
+    expect(one.frame(0).toString('latin1')).toBe('*5\r\n$3\r\nSET\r\n$3\r\na b\r\n$3\r\nc\'d\r\n$4\r\n\\x41\r\n$1\r\nA\r\n');
+    expect(reframer.reframe(batch, 1).frame(0).toString('latin1')).toBe('*1\r\n$4\r\nPING\r\n');
   });
 
   it('skips empty lines without emitting a command', () => {
@@ -82,7 +95,7 @@ describe('CommandScanner inline commands', () => {
   });
 
   it('rejects unbalanced quotes with the Redis message', () => {
-    for (const line of ['GET "k\r\n', "GET 'k\r\n", 'GET "k"x\r\n', "GET 'k'x\r\n", 'GET "k\\"\r\n', 'GET "k\x00"\r\n']) {
+    for (const line of ['GET "k\r\n', "GET 'k\r\n", 'GET "k"x\r\n', "GET 'k'x\r\n", 'GET "k\\"\r\n']) {
       expectCode(() => new CommandScanner().scan(b(line)), 'DBP_ERR_RESP_UNBALANCED_QUOTES', 'Protocol error: unbalanced quotes in request');
     }
   });

@@ -96,16 +96,17 @@ export function blockingCommand(s: CommandSession, batch: CommandBatch, i: numbe
   const start = batch.frameStart[i];
   const end = batch.frameEnd[i];
   let route: EndpointRoute | undefined;
+  let group = routes.home;
   spec.keys.find(batch, i, s.keys);
   if (s.keys.count === 0) return blockEverywhere(s, batch, i, spec);
   if (routes.single) route = s.homeRoute();
   else {
-    const group = groupOfKeys(s, batch, i);
+    group = groupOfKeys(s, batch, i);
     if (group === MIXED) return s.replyError(RedisEdgeErrors.crossSlot(routes.cluster ? 'slot' : 'shard'), 'cross_slot');
     if (group === UNMAPPED) return s.replyError(RedisEdgeErrors.keyUnmapped(), 'unmapped_key');
     route = s.routeOfGroup(group);
   }
-  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the key'));
+  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', routes.single ? routes.shardName() : routes.nameOfGroup(group)));
   countCommand(route, spec);
   leaseAndSend(s, route, s, s.ring.reserve(), -1, batch.buffer, start, end, flags, 0, false);
 }
@@ -116,9 +117,10 @@ export function blockingCommand(s: CommandSession, batch: CommandBatch, i: numbe
  */
 function blockEverywhere(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
   if (s.ring.outstanding > 0) return s.retryAfterDrain();
-  const targets = [...new Set(s.allShards())];
+  const byShard = s.allShards();
+  const targets = [...new Set(byShard)];
   const prelude = spec.name === 'wait' || spec.name === 'waitaof' ? WAIT_PRELUDE : undefined;
-  if (targets.some((t) => t === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the cluster'));
+  if (targets.some((t) => t === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', s.edge.routes.missingShard(byShard)));
   const merge = spec.responsePolicy === ResponsePolicy.AggMax ? Merge.Max : spec.responsePolicy === ResponsePolicy.AggSum ? Merge.Sum : Merge.Min;
   const seq = s.ring.reserve();
   const sink: ReplySink = targets.length === 1 ? s : new Fanout(s, merge, targets.length);

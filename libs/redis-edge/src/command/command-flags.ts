@@ -45,4 +45,6 @@ export const Handling = {
   Administrative: 10,
   /** Refused as Redis refuses cluster commands on a non-cluster server. */
   ClusterCommand: 11,
+  /** SCRIPT KILL, FUNCTION KILL: at once, on leased connections to every shard (kill.ts). */
+  Kill: 12,
 } as const;

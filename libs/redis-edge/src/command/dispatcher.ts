@@ -9,6 +9,7 @@ import type { CommandSpec } from './command-table';
 import { countCommand } from './counting';
 import { fanOutAll, splitByGroup } from './fanout';
 import type { EndpointRoute } from './link-directory';
+import { killCommand } from './kill';
 import { localCommand } from './local-commands';
 import { UNMAPPED } from './route-table';
 import { scanCommand } from './scan';
@@ -17,7 +18,14 @@ import { stateCommand } from './state-commands';
 import { pubsubCommand, restrictedWhileSubscribed } from './subscriber';
 import { transactionCommand } from './transaction';
 
+/** Redis closes a connection that sends `POST` or `Host:` (securityWarningCommand): never on a shared one. */
+function crossProtocol(batch: CommandBatch, i: number): boolean {
+  const length = batch.length(i, 0);
+  return (length === 4 && batch.argEquals(i, 0, 'POST')) || (length === 5 && batch.argEquals(i, 0, 'HOST:'));
+}
+
 export function dispatchCommand(s: CommandSession, batch: CommandBatch, i: number): void {
+  if (crossProtocol(batch, i)) return s.refuseCrossProtocol();
   const table = s.edge.table;
   if (!table) return s.replyError(RedisEdgeErrors.loading(), 'loading');
   const spec = table.get(batch, i);
@@ -48,6 +56,8 @@ export function dispatchCommand(s: CommandSession, batch: CommandBatch, i: numbe
       return s.replyError(RedisEdgeErrors.administrative(spec.display), 'administrative');
     case Handling.ClusterCommand:
       return s.replyError(RedisEdgeErrors.clusterDisabled(), 'cluster');
+    case Handling.Kill:
+      return killCommand(s, batch, i, spec);
     default:
       return s.replyError(RedisEdgeErrors.unsupported(spec.display, spec.reason), 'unsupported');
   }
@@ -72,7 +82,7 @@ function unknownCommand(s: CommandSession, batch: CommandBatch, i: number): void
   if (s.readOnly) return s.replyError(RedisEdgeErrors.readOnlyUnknown(batch.argToString(i, 0)), 'unknown_read_only');
   if (s.tx) return s.tx.queueUnknown(s, batch, i);
   const home = s.homeRoute();
-  if (!home) return s.replyError(RedisEdgeErrors.noBackend('primary', 'home'));
+  if (!home) return s.replyError(RedisEdgeErrors.noBackend('primary', s.edge.routes.shardName()));
   s.sendTo(home, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
 }
 
@@ -106,7 +116,7 @@ function forward(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
   spec.keys.find(batch, i, s.keys);
   if (s.keys.count === 0) return keyless(s, batch, i, spec);
   const group = groupOfKeys(s, batch, i);
-  if (group >= 0) return toRoute(s, batch, i, spec, s.routeOfGroup(group));
+  if (group >= 0) return toRoute(s, batch, i, spec, s.routeOfGroup(group), group);
   if (group === UNMAPPED) return s.replyError(RedisEdgeErrors.keyUnmapped(), 'unmapped_key');
   if (!spec.keys.complete && !routes.cluster) return s.replyError(RedisEdgeErrors.keysUnknown(spec.display), 'keys_unknown');
   if (spec.requestPolicy === RequestPolicy.MultiShard) return splitByGroup(s, batch, i, spec);
@@ -119,8 +129,9 @@ function keyless(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
   toRoute(s, batch, i, spec, s.homeRoute());
 }
 
-export function toRoute(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec, route: EndpointRoute | undefined): void {
-  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the key'));
+/** Sends the command to `route`, the node of routing group `group` (the home node when omitted). */
+export function toRoute(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec, route: EndpointRoute | undefined, group = -1): void {
+  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', group < 0 ? s.edge.routes.shardName() : s.edge.routes.nameOfGroup(group)));
   countCommand(route, spec);
   s.sendTo(route, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
 }
@@ -131,5 +142,5 @@ function publish(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
   if (routes.cluster || routes.single || batch.argCount[i] < 2) return toRoute(s, batch, i, spec, s.homeRoute());
   const group = routes.groupOfKey(batch.source(i), batch.offset(i, 1), batch.length(i, 1));
   if (group === UNMAPPED) return s.replyError(RedisEdgeErrors.keyUnmapped(), 'unmapped_key');
-  toRoute(s, batch, i, spec, s.routeOfGroup(group));
+  toRoute(s, batch, i, spec, s.routeOfGroup(group), group);
 }

@@ -90,9 +90,11 @@ export function splitByGroup(s: CommandSession, batch: CommandBatch, i: number, 
       members.push([k]);
     }
   }
+  if (spec.name === 'msetnx') return s.replyError(RedisEdgeErrors.crossShardMsetnx(), 'cross_shard_msetnx');
   if ((spec.flags & CommandFlag.Write) !== 0 && !s.edge.settings.crossShardWrites) return s.replyError(RedisEdgeErrors.crossShardWrite(spec.display), 'cross_shard_write');
   const targets = groups.map((g) => s.routeOfGroup(g));
-  if (targets.some((t) => t === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of a key'));
+  const missing = targets.findIndex((t) => t === undefined);
+  if (missing >= 0) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', routes.nameOfGroup(groups[missing])));
   const step = spec.keys.step;
   const argc = batch.argCount[i];
   const prefix = batch.args(i).slice(0, keys.positions[0]);
@@ -105,9 +107,9 @@ export function splitByGroup(s: CommandSession, batch: CommandBatch, i: number, 
 /** A keyless command with request_policy all_shards / all_nodes (DBSIZE, KEYS, FLUSHALL, SCRIPT LOAD, ...). */
 export function fanOutAll(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
   const targets = s.allShards();
-  if (targets.some((t) => t === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the cluster'));
+  if (targets.some((t) => t === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', s.edge.routes.missingShard(targets)));
   const unique = [...new Set(targets as EndpointRoute[])];
-  const merge = RESPONSE_MERGE[spec.responsePolicy] ?? Merge.Collect;
+  const merge = spec.name === 'randomkey' ? Merge.AnyNonNull : (RESPONSE_MERGE[spec.responsePolicy] ?? Merge.Collect);
   const frame = batch.buffer.subarray(batch.frameStart[i], batch.frameEnd[i]);
   sendParts(s, spec, new Fanout(s, merge, unique.length, undefined, 0, spec.display), merge, unique, [frame]);
 }

@@ -16,9 +16,11 @@ export const Merge = {
   OneSucceeded: 7,
   /** Arrays concatenated (KEYS); other replies: the first that is not null (RANDOMKEY). */
   Collect: 8,
+  /** RANDOMKEY: a non-null reply chosen uniformly at random (null when every shard is empty). */
+  AnyNonNull: 9,
 } as const;
 
-export const MERGE_NAMES = ['key_order', 'sum', 'min', 'max', 'logical_and', 'logical_or', 'all_succeeded', 'one_succeeded', 'collect'] as const;
+export const MERGE_NAMES = ['key_order', 'sum', 'min', 'max', 'logical_and', 'logical_or', 'all_succeeded', 'one_succeeded', 'collect', 'any_non_null'] as const;
 
 function isError(reply: Buffer): boolean {
   return reply[0] === RespType.Error || reply[0] === RespType.BulkError;
@@ -87,6 +89,10 @@ export function mergeReplies(merge: number, replies: readonly Buffer[], keyOrder
     case Merge.Collect:
       if (replies.every(isAggregate)) return aggregate(replies[0][0], replies.flatMap((r) => elementsOf(r, scanner)));
       return replies.find((r) => !isNull(r)) ?? replies[0];
+    case Merge.AnyNonNull: {
+      const present = replies.filter((r) => !isNull(r));
+      return present.length === 0 ? replies[0] : present[Math.floor(Math.random() * present.length)];
+    }
     default:
       return replies[0];
   }

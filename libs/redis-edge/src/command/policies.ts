@@ -35,6 +35,8 @@ const BY_NAME: Readonly<Record<string, Overlay>> = {
   sunsubscribe: { handling: Handling.PubSub, reason: '' },
   scan: { handling: Handling.Scan, reason: '' },
   publish: { handling: Handling.Publish, reason: '' },
+  'script|kill': { handling: Handling.Kill, reason: '' },
+  'function|kill': { handling: Handling.Kill, reason: '' },
   xread: { handling: Handling.BlockingIfBlock, reason: '' },
   xreadgroup: { handling: Handling.BlockingIfBlock, reason: '' },
   monitor: { handling: Handling.Rejected, reason: 'it streams every command the server runs, from every client' },

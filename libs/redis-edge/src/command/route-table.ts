@@ -84,6 +84,22 @@ export class RouteTable {
     return this.shards[group]?.primary;
   }
 
+  /** The name of the shard serving a group, for error texts (a cluster slot no shard owns: `slot N`). */
+  nameOfGroup(group: number): string {
+    const shard = this.shards[this.shardOfGroup(group)];
+    return shard ? shard.name : this.cluster ? `slot ${group}` : `#${group}`;
+  }
+
+  /** The name of the shard at `index` (the home shard when omitted). */
+  shardName(index = this.home): string {
+    return this.shards[index]?.name ?? `#${index}`;
+  }
+
+  /** The name of the first shard without a route in `byShard` (indexed by shard), for error texts. */
+  missingShard(byShard: readonly (EndpointRoute | undefined)[]): string {
+    return this.shardName(Math.max(0, byShard.findIndex((r) => r === undefined)));
+  }
+
   shardIndexOf(name: string): number {
     return this.shardIndex.get(name) ?? UNMAPPED;
   }

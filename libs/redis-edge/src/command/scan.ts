@@ -46,7 +46,7 @@ class ScanSink implements ReplySink {
 export function scanCommand(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
   const nodes = [...new Set(s.allShards())];
   if (nodes.length <= 1) return toRoute(s, batch, i, spec, nodes[0]);
-  if (nodes.some((n) => n === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the cluster'));
+  if (nodes.some((n) => n === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', s.edge.routes.missingShard(s.allShards())));
   if (batch.argCount[i] < 2) return s.replyError(RedisEdgeErrors.wrongArguments('scan'));
   const text = batch.argToString(i, 1, 'latin1');
   if (!DECIMAL.test(text)) return s.replyError(RedisEdgeErrors.invalidCursor());

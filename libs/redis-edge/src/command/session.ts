@@ -2,7 +2,7 @@
 // writes replies back strictly in command order, bounded by max_outstanding_replies, the query
 // buffer limit and the client's own reading speed.
 import type { Socket } from 'node:net';
-import { CommandScanner, InputBuffer, type Redirect, type CommandBatch } from '@dbproxy/resp';
+import { CommandScanner, InlineReframer, InputBuffer, type Redirect, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -54,6 +54,8 @@ export class CommandSession implements ReplySink, Flushable {
   idleSweeps = 0;
   private readonly input = new InputBuffer();
   private readonly scanner: CommandScanner;
+  /** Inline commands reach backends as the multibulk frame of their arguments, never as the client's line. */
+  private readonly reframer = new InlineReframer();
   private readonly replicas: (EndpointRoute | undefined)[] = [];
   /** Dispatch waits until every owed reply has left (state changes, switching connections). */
   private barrier = false;
@@ -293,7 +295,8 @@ export class CommandSession implements ReplySink, Flushable {
         return this.protocolError(err);
       }
       for (let i = 0; i < batch.count; i++) {
-        dispatchCommand(this, batch, i);
+        if (batch.isInline(i)) dispatchCommand(this, this.reframer.reframe(batch, i), 0);
+        else dispatchCommand(this, batch, i);
         if (this.halted() && (i + 1 < batch.count || this.deferred)) {
           // Commands after a barrier wait unread; they are scanned again when dispatch resumes.
           this.input.consume(this.deferred ? batch.frameStart[i] : batch.frameEnd[i]);
@@ -329,6 +332,13 @@ export class CommandSession implements ReplySink, Flushable {
     this.quitting = true;
     this.input.consume(this.input.end);
     this.edge.replies.schedule(this);
+  }
+
+  /** After `POST` or `Host:` (an HTTP request sent to Redis), as Redis does: no reply, closed once earlier replies have left. */
+  refuseCrossProtocol(): void {
+    this.edge.metrics.rejected.inc({ reason: 'cross_protocol', listener: this.listener });
+    this.quitting = true;
+    if (this.ring.outstanding === 0 && this.out.empty) this.socket.end();
   }
 
   /** Called every `sweepMs` by the service: closes a client silent for proxy.client_read_timeout_seconds (not while it waits for replies, blocks or listens). */

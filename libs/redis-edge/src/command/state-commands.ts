@@ -103,7 +103,7 @@ export function stateCommand(s: CommandSession, batch: CommandBatch, i: number, 
   const next = nextState(s, batch, i, spec);
   if (next instanceof Error) return s.replyError(next);
   const home = s.homeRoute();
-  if (!home) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'home'));
+  if (!home) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', s.edge.routes.shardName()));
   const link = s.ownLink(home);
   link.send(new StateSink(s, next, link), s.ring.reserve(), -1, 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
   s.holdUntilDrained();

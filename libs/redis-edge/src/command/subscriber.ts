@@ -156,16 +156,16 @@ export class Subscriber implements FrameSink {
     const routes = this.s.edge.routes;
     if (family === 'pattern') {
       const all = routes.cluster ? [this.s.homeRoute()] : this.s.allShards();
-      return all.some((r) => r === undefined) ? RedisEdgeErrors.noBackend('primary', 'of a pattern') : [...new Set(all as EndpointRoute[])];
+      return all.some((r) => r === undefined) ? RedisEdgeErrors.noBackend('primary', routes.cluster ? routes.shardName() : routes.missingShard(all)) : [...new Set(all as EndpointRoute[])];
     }
     if (routes.cluster && family === 'channel') {
       const home = this.s.homeRoute();
-      return home ? [home] : RedisEdgeErrors.noBackend('primary', 'home');
+      return home ? [home] : RedisEdgeErrors.noBackend('primary', routes.shardName());
     }
     const group = routes.groupOfKey(channel, 0, channel.length);
     if (group === UNMAPPED) return RedisEdgeErrors.keyUnmapped();
     const route = this.s.routeOfGroup(group);
-    return route ? [route] : RedisEdgeErrors.noBackend('primary', 'of the channel');
+    return route ? [route] : RedisEdgeErrors.noBackend('primary', routes.nameOfGroup(group));
   }
 }
 

@@ -190,7 +190,7 @@ function exec(s: CommandSession): void {
   }
   if (pin?.link.closed) return s.replyError(RedisEdgeErrors.watchLost(pin.route.endpoint.address));
   const route = pin?.route ?? (tx.group >= 0 ? s.routeOfGroup(tx.group) : s.homeRoute());
-  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the transaction'));
+  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', tx.group >= 0 ? s.edge.routes.nameOfGroup(tx.group) : s.edge.routes.shardName()));
   new TransactionRun(s, tx.frames, route, pin?.link).start(s.ring.reserve(), false);
 }
 
@@ -203,7 +203,7 @@ function watch(s: CommandSession, batch: CommandBatch, i: number, spec: CommandS
   if (group === UNMAPPED) return s.replyError(RedisEdgeErrors.keyUnmapped(), 'unmapped_key');
   if (!s.own && s.ring.outstanding > 0) return s.retryAfterDrain();
   const route = s.routeOfGroup(group);
-  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', 'of the key'));
+  if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', s.edge.routes.nameOfGroup(group)));
   const link = s.ownLink(route);
   s.watch = { group, route, link };
   link.send(new WatchSink(s, group), s.ring.reserve(), -1, s.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);

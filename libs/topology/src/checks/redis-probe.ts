@@ -36,7 +36,15 @@ function offsetOf(info: Map<string, string>, role: ObservedRole): string | null 
   return value !== undefined && /^-?\d+$/.test(value) ? value : null;
 }
 
+/** `-BUSY ...`: the server runs a script or function past busy-reply-threshold (lua-time-limit). */
+function isBusy(err: unknown): boolean {
+  return err instanceof Error && /^BUSY\s/.test(err.message);
+}
+
 export class RedisProbe extends MonitorConnection<Redis> {
+  /** The last full observation, kept while the server answers BUSY. */
+  private last: CheckResult | undefined;
+
   constructor(
     private readonly target: BackendTarget,
     private readonly connectAddress: string,
@@ -78,6 +86,20 @@ export class RedisProbe extends MonitorConnection<Redis> {
 
   protected async inspect(redis: Redis): Promise<CheckResult> {
     const started = performance.now();
+    try {
+      const result = await this.observe(redis, started);
+      this.last = result;
+      return result;
+    } catch (err) {
+      if (!isBusy(err)) throw err;
+      // A script or function running past busy-reply-threshold: the server is alive (it answered),
+      // it only cannot run PING/ROLE/INFO until the script ends or SCRIPT KILL stops it.
+      const latencyMs = performance.now() - started;
+      return { ...(this.last ?? { roleObserved: 'unknown', position: null, progress: null, replica: null }), ok: true, latencyMs, checkedAt: Date.now() };
+    }
+  }
+
+  private async observe(redis: Redis, started: number): Promise<CheckResult> {
     await redis.ping();
     const latencyMs = performance.now() - started;
     const role = roleOf(await redis.call('ROLE'), this.target.name);
