@@ -91,8 +91,11 @@ export class BackendConnection {
   private outSink: ResponseSink | null = null;
   /** The sessions using the connection (more than one only while reads are pipelined). */
   private readonly holders: ResponseSink[] = [];
-  // Outstanding responses, in order: command byte, mode, caller's tag and who receives it.
+  // Outstanding responses, in order: command byte, mode, caller's tag, who receives it, and the
+  // sequence ids: the command's last frame (its response follows it) and the shift to the client's.
   private readonly commands: number[] = [];
+  private readonly commandSeqs: number[] = [];
+  private readonly seqShifts: number[] = [];
   private readonly modes: Mode[] = [];
   private readonly tags: number[] = [];
   private readonly sinks: ResponseSink[] = [];
@@ -166,9 +169,16 @@ export class BackendConnection {
     this.state = 'ready';
   }
 
-  /** Registers the response to one command about to be written, for `sink`; commands without a response are not registered. */
-  expect(command: number, mode: Mode, tag: number, sink: ResponseSink): void {
+  /**
+   * Registers the response to one command about to be written, for `sink`; commands without a
+   * response are not registered. `lastSeq` is the sequence id of the command's last frame (0 but for
+   * commands of 16 MiB - 1 bytes and more) and `clientLastSeq` that of the client's command whose
+   * response is forwarded: the forwarded packets are renumbered when the two differ.
+   */
+  expect(command: number, mode: Mode, tag: number, sink: ResponseSink, lastSeq = 0, clientLastSeq = lastSeq): void {
     this.commands.push(command);
+    this.commandSeqs.push(lastSeq);
+    this.seqShifts.push((clientLastSeq - lastSeq) & 0xff);
     this.modes.push(mode);
     this.tags.push(tag);
     this.sinks.push(sink);
@@ -308,7 +318,7 @@ export class BackendConnection {
       if (this.holders.includes(sink) && !waiting.includes(sink)) waiting.push(sink);
     }
     const headSink = this.head < this.sinks.length ? this.sinks[this.head] : null;
-    this.commands.length = this.modes.length = this.tags.length = this.sinks.length = this.head = 0;
+    this.commands.length = this.commandSeqs.length = this.seqShifts.length = this.modes.length = this.tags.length = this.sinks.length = this.head = 0;
     this.close(err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'failed');
     this.endResponses();
     for (const sink of waiting) {
@@ -391,7 +401,7 @@ export class BackendConnection {
     if (head >= this.commands.length) throw MysqlEdgeErrors.backendProtocol(this.backend, `unsolicited packet of ${packet.payload.length} bytes`);
     const tracker = this.tracker;
     if (!this.begun) {
-      tracker.begin(this.commands[head] as number);
+      tracker.begin(this.commands[head] as number, this.commandSeqs[head] as number);
       this.begun = true;
     }
     const step = tracker.feed(packet);
@@ -399,8 +409,10 @@ export class BackendConnection {
       if (step.role === 'prepare-ok' && this.rewriteStatementId >= 0) packet.wire.writeUInt32LE(this.rewriteStatementId, 5);
       if (step.role === 'local-infile') this.refuseLocalInfile(packet);
       else {
+        const shift = this.seqShifts[head] as number;
+        if (shift !== 0) renumber(packet.wire, shift);
         this.forward(packet.wire, this.sinks[head] as ResponseSink);
-        this.lastSeq = packet.lastSequenceId;
+        this.lastSeq = (packet.lastSequenceId + shift) & 0xff;
       }
       if (tracker.summary.limitExceeded !== null) throw MysqlEdgeErrors.resultTooLarge(this.options.maxResultBytes);
     } else if (step.role === 'local-infile') this.refuseLocalInfile(packet);
@@ -412,7 +424,7 @@ export class BackendConnection {
     this.lastSeq = -1;
     this.head = head + 1;
     if (this.head === this.commands.length) {
-      this.commands.length = this.modes.length = this.tags.length = this.sinks.length = 0;
+      this.commands.length = this.commandSeqs.length = this.seqShifts.length = this.modes.length = this.tags.length = this.sinks.length = 0;
       this.head = 0;
     }
   }
@@ -425,6 +437,22 @@ export class BackendConnection {
 }
 
 const RESOLVED = Promise.resolve();
+
+/** Wire bytes of a packet of one frame are shorter (a payload of 0xffffff bytes takes a second, empty frame). */
+const LARGE_WIRE = 0xffffff + 4;
+
+/** Adds `shift` to the sequence id of every frame of a packet's wire bytes (in place). */
+function renumber(wire: Buffer, shift: number): void {
+  for (let at = 0; at + 4 <= wire.length; at += 4 + wire.readUIntLE(at, 3)) wire[at + 3] = ((wire[at + 3] as number) + shift) & 0xff;
+}
+
+/** Sequence id of the last frame of a command's wire bytes (sent from 0): frames of 0xffffff bytes until a shorter one. */
+export function lastFrameSeq(wire: Buffer): number {
+  if (wire.length < LARGE_WIRE) return 0;
+  let seq = 0;
+  for (let at = 0; at + 4 <= wire.length; at += 4 + wire.readUIntLE(at, 3)) seq = wire[at + 3] as number;
+  return seq;
+}
 
 /** Receives the responses of abandoned commands: read to their end and dropped. */
 const DISCARD: ResponseSink = { deliver: () => undefined, responseEnd: () => undefined, connectionFailed: () => undefined };

@@ -10,7 +10,7 @@ import type { SharedLending } from '../backend/pipelines';
 import { Command, ServerStatus, hasFlag, type ErrPacket, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { Classification } from '@dbproxy/sql';
 import { DbproxyError } from '@dbproxy/util';
-import { Mode, holdsTransaction, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';
+import { Mode, holdsTransaction, lastFrameSeq, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';
 import type { EdgeContext } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
@@ -244,8 +244,9 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         const statement = this.statement as ClientStatement;
         const bs = conn.statements.get(statement.entry);
         if (bs === undefined) {
-          parts.push(preparePacket(statement.entry.sql));
-          conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE, this);
+          const prepare = preparePacket(statement.entry.sql);
+          parts.push(prepare);
+          conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE, this, lastFrameSeq(prepare));
           return this.flush(conn);
         }
         if (statement.longData) {
@@ -269,12 +270,18 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       default:
         parts.push(packet.wire);
     }
-    conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN, this);
+    // a command of several frames is answered after its last: the client's, when the edge rebuilt it
+    conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN, this, lastFrameSeq(parts[parts.length - 1] as Buffer), packet.lastSequenceId);
     if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && this.owner.epoch.limits.pipelineDepth > 1) {
       this.lending = this.owner.edge.pipelines.open(this.lease);
       this.lease = null;
     }
     this.flush(conn);
+  }
+
+  /** Sequence id of a reply that starts the response: after the client's command (of several frames from 16 MiB - 1 bytes on). */
+  private replySeq(): number {
+    return this.packet === null ? 1 : (this.packet.lastSequenceId + 1) & 0xff;
   }
 
   deliver(slices: Buffer[]): void {
@@ -312,7 +319,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** A backend ERR the client must see instead of its command's response. */
   private forwardError(err: ErrPacket): void {
     this.owner.edge.metrics.errors.inc({ code: String(err.code) });
-    this.owner.sendError({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message }, 1);
+    this.owner.sendError({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message }, this.replySeq());
     this.finish(false, null);
   }
 
@@ -440,7 +447,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const wire = toMysqlError(pinned && closeConnection ? MysqlEdgeErrors.pinLost(this.pin as string, err.message) : err);
     this.owner.edge.metrics.errors.inc({ code: String(wire.code) });
     this.span?.setStatus({ code: 2, message: err.message });
-    this.owner.sendError(wire, lastSeq + 1 || 1);
+    this.owner.sendError(wire, lastSeq >= 0 ? lastSeq + 1 : this.replySeq());
     if (pinned && closeConnection) {
       this.pin = null;
       this.pinnedEpoch = null;

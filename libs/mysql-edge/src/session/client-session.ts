@@ -75,6 +75,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   pendingSchema: string | null = null;
   changeUser: ChangeUserExchange | null = null;
   private queue: MysqlPacket[] | null = null;
+  /** Sequence id of the edge's own reply to the command being dispatched. */
+  replySeq = 1;
   private pumping = false;
   private blocked: BackendConnection | null = null;
   /** This session paused `blocked` (it resumes it on drain or close). */
@@ -176,11 +178,13 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   private dispatch(packet: MysqlPacket): void {
+    // a command of 16 MiB - 1 bytes and more takes several frames: the reply follows the last
+    this.replySeq = (packet.lastSequenceId + 1) & 0xff;
     try {
       dispatchCommand(this, packet);
     } catch (err) {
-      if (this.state === 'ready') this.fail(err, 1);
-      else this.fatal(err, 1);
+      if (this.state === 'ready') this.fail(err);
+      else this.fatal(err, this.replySeq);
     }
   }
 
@@ -297,7 +301,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   // --- local replies ---------------------------------------------------------------------------
 
   /** OK for a command the edge answers itself. */
-  replyOk(seq = 1): void {
+  replyOk(seq = this.replySeq): void {
     this.socket.write(okPacket(seq, this.status(), this.capabilities));
     this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
   }
@@ -307,7 +311,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   /** A command refused by the edge: ERR, the session stays. */
-  fail(err: unknown, seq: number): void {
+  fail(err: unknown, seq = this.replySeq): void {
     const wire = toMysqlError(err);
     this.edge.metrics.errors.inc({ code: String(wire.code) });
     this.sendError(wire, seq);
