@@ -85,6 +85,7 @@ export class MysqlEdge implements EdgeContext {
       collations: this.collations,
       states: this.backendStates,
       processes,
+      logger: ctx.logger,
       onConnect: (backend, ok) => (ok ? this.current.directory.markReachable(backend) : this.current.directory.markFailed(backend, Date.now())),
     });
     this.metrics = createEdgeMetrics(ctx.metrics, {

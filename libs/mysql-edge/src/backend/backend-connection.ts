@@ -13,8 +13,9 @@ import {
   type MysqlPacket,
   type ResponseSummary,
 } from '@dbproxy/protocol-mysql';
-import { DbproxyError, errorMessage } from '@dbproxy/util';
-import { MysqlEdgeErrors } from '../errors';
+import type { Logger } from '@dbproxy/observability';
+import { DbproxyError } from '@dbproxy/util';
+import { MysqlEdgeErrors, reportInternal } from '../errors';
 import type { StateTable } from '../state-machine';
 import { collationKey, BACKEND_COLLATION } from './collations';
 import type { OpenedBackend } from './backend-handshake';
@@ -49,6 +50,8 @@ export interface BackendConnectionOptions {
   readonly maxResultBytes: number;
   readonly maxStatements: number;
   readonly states: StateTable<BackendConnectionState>;
+  /** Where an exception that is not a protocol error (a bug) is logged; the sessions get a fixed message. */
+  readonly logger: Logger;
 }
 
 const RESET_TAG = -1;
@@ -128,7 +131,8 @@ export class BackendConnection {
     if (opened.reader) opened.reader.sink = onData;
     else this.socket.on('data', onData);
     this.fd = opened.reader ? descriptorOf(this.socket) : -1;
-    this.socket.on('error', (err: Error) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.message)));
+    // the errno name (ECONNRESET, EPIPE...), not the exception's text
+    this.socket.on('error', (err: NodeJS.ErrnoException) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.code ?? 'socket error')));
     this.socket.on('close', () => this.fail(MysqlEdgeErrors.backendLost(this.backend, 'connection closed by the server')));
   }
 
@@ -334,7 +338,8 @@ export class BackendConnection {
       this.framer.feed(chunk, this.onPacket);
     } catch (err) {
       this.flushOut();
-      this.fail(err instanceof DbproxyError && err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? err : MysqlEdgeErrors.backendProtocol(this.backend, errorMessage(err)));
+      if (!(err instanceof DbproxyError)) this.fail(reportInternal(err, this.options.logger, { backend: this.backend, thread: this.threadId }));
+      else this.fail(err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? err : MysqlEdgeErrors.backendProtocol(this.backend, err.message));
       return;
     }
     this.flushOut();

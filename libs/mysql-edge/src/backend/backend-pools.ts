@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import type { DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
+import type { Logger } from '@dbproxy/observability';
 import { BackendPool, SharedCapacity, type ConnectionFactory, type PoolSizing, type PoolStats } from '@dbproxy/pool';
 import { Capability } from '@dbproxy/protocol-mysql';
 import type { TopologyView } from '@dbproxy/topology-client';
@@ -42,6 +43,7 @@ export interface PoolDeps {
   readonly processes: number;
   /** A backend could not be reached / was reached (the directory's local memory). */
   readonly onConnect: (backend: string, ok: boolean) => void;
+  readonly logger: Logger;
 }
 
 export interface ResetCounts {
@@ -206,7 +208,7 @@ export class BackendPools {
           const opened = await openBackend(this.endpoint(backend), capabilities, setup, signal);
           this.deps.onConnect(backend, true);
           const mysql = epoch.config.mysql;
-          return new BackendConnection(opened, { backend, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: this.deps.states });
+          return new BackendConnection(opened, { backend, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: this.deps.states, logger: this.deps.logger });
         } catch (err) {
           this.deps.onConnect(backend, false);
           throw err;

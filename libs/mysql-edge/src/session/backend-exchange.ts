@@ -360,7 +360,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     else if (ok && TRANSACTIONAL.has(this.pin) && !holds && (this.kind === 'query' || this.kind === 'execute')) this.unpin();
   }
 
-  /** Gives up the pinned connection (transaction ended, COM_RESET_CONNECTION, session end). */
+  /**
+   * Gives up the connection the session holds between statements, pinned or parked (transaction
+   * ended, COM_RESET_CONNECTION, COM_CHANGE_USER): it goes back to its pool, reset there when it
+   * holds anything of this session's.
+   */
   unpin(): void {
     this.pin = null;
     this.pinnedEpoch = null;
@@ -430,6 +434,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   }
 
   private release(reusable: boolean, reason: string): void {
+    // a parked connection leaves the parked set with its lease: none may take a lease this exchange no longer has
+    if (this.parkedPool !== null) {
+      this.owner.edge.parked.unpark(this.parkedPool, this);
+      this.parkedPool = null;
+    }
     const lease = this.lease;
     const conn = this.conn;
     this.lease = null;

@@ -9,13 +9,12 @@ import { contextFromTraceparent } from '@dbproxy/observability';
 import { adoptSocket, descriptorOf, writeDirect } from '@dbproxy/runtime';
 import { PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { SqlRoute } from '@dbproxy/sql';
-import { DbproxyError, errorMessage } from '@dbproxy/util';
 import type { BackendConnection } from '../backend/backend-connection';
 import { PROFILE_FLAGS } from '../backend/backend-pools';
 import { BACKEND_COLLATION, collationKey } from '../backend/collations';
 import type { EdgeContext, SessionState } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
-import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
+import { MysqlEdgeErrors, reportInternal, toMysqlError, type MysqlError } from '../errors';
 import { ClientLogin, type LoginHost, type LoginResult } from '../frontend/client-login';
 import { upgradeToTls } from '../frontend/frontend-tls';
 import { errPacket, okPacket, sessionStatus } from '../wire';
@@ -312,7 +311,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
 
   /** A command refused by the edge: ERR, the session stays. */
   fail(err: unknown, seq = this.replySeq): void {
-    const wire = toMysqlError(err);
+    const wire = toMysqlError(reportInternal(err, this.edge.logger, { session: this.id, state: this.state }));
     this.edge.metrics.errors.inc({ code: String(wire.code) });
     this.sendError(wire, seq);
     this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
@@ -321,7 +320,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** A protocol-level failure: ERR, then the connection closes. */
   fatal(err: unknown, seq: number): void {
     if (this.state === 'closed') return;
-    const wire = toMysqlError(err instanceof DbproxyError ? err : MysqlEdgeErrors.protocol(errorMessage(err)));
+    const wire = toMysqlError(reportInternal(err, this.edge.logger, { session: this.id, state: this.state }));
     this.edge.metrics.errors.inc({ code: String(wire.code) });
     this.sendError(wire, seq);
     this.close(wire.message, true);
@@ -382,8 +381,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.fd = descriptorOf(adopted);
   }
 
-  loginFailed(err: DbproxyError, seq: number, plugin: string): void {
-    this.edge.metrics.logins.inc({ result: err.code === 'DBP_ERR_MYSQLEDGE_ACCESS_DENIED' ? 'denied' : 'failed', plugin, tls: String(this.secure) });
+  loginFailed(err: unknown, seq: number, plugin: string): void {
+    this.edge.metrics.logins.inc({ result: MysqlEdgeErrors.accessDenied.is(err) ? 'denied' : 'failed', plugin, tls: String(this.secure) });
     this.fatal(err, seq);
   }
 
