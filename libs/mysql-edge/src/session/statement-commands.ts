@@ -5,11 +5,11 @@ import { Capability, Command, ServerStatus, decodeStmtExecute, hasFlag, type Mys
 import type { PreparedRoute, SqlRoute, SqlValue } from '@dbproxy/sql';
 import { holdsTransaction, type BackendConnection } from '../backend/backend-connection';
 import { MysqlEdgeErrors } from '../errors';
-import { eofPacket } from '../wire';
 import type { BackendExchange, CommandKind } from './backend-exchange';
 import { ChangeUserExchange } from './change-user';
 import type { ClientSession } from './client-session';
 import { noteExecuteTypes } from './command-packets';
+import { setOption } from './set-option';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
 import { StatementRegistry, type StatementSource } from './statement-registry';
 
@@ -77,8 +77,7 @@ export function dispatchCommand(s: ClientSession, p: MysqlPacket): void {
     case Command.Statistics:
       return metadata(s, p, command === Command.FieldList ? 'field-list' : 'statistics');
     case Command.SetOption:
-      s.send(eofPacket(s.replySeq, s.status(), s.capabilities));
-      return;
+      return setOption(s, p);
     default:
       return s.fail(MysqlEdgeErrors.unknownCommand(command.toString(16).padStart(2, '0')));
   }
