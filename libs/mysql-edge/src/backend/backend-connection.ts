@@ -9,7 +9,9 @@ import {
   PacketFramer,
   ResponseTracker,
   ServerStatus,
+  decodeErr,
   hasFlag,
+  type ErrPacket,
   type MysqlPacket,
   type ResponseSummary,
 } from '@dbproxy/protocol-mysql';
@@ -21,6 +23,7 @@ import { collationKey, BACKEND_COLLATION } from './collations';
 import type { OpenedBackend } from './backend-handshake';
 import { BackendStatements } from './statement-catalog';
 import { descriptorOf, writeDirect } from '@dbproxy/runtime';
+import { renumber } from './frame-seq';
 
 export type BackendConnectionState = 'ready' | 'busy' | 'closed';
 
@@ -43,6 +46,17 @@ export interface ResponseSink {
   responseEnd(tag: number, summary: ResponseSummary): void;
   /** The connection failed with responses outstanding; it is closed. `lastSeq` is the last forwarded sequence id (-1: none). */
   connectionFailed(err: DbproxyError, lastSeq: number): void;
+  /**
+   * The connection failed while the sink held it with nothing outstanding (a pinned session between
+   * statements); `farewell` is the ERR the server sent before closing (wait_timeout, shutdown...), if any.
+   */
+  idleLost?(err: DbproxyError, farewell: ServerFarewell | null): void;
+}
+
+/** An ERR the server sent on its own before closing the connection, with its sequence id. */
+export interface ServerFarewell {
+  readonly err: ErrPacket;
+  readonly sequenceId: number;
 }
 
 export interface BackendConnectionOptions {
@@ -111,6 +125,7 @@ export class BackendConnection {
   /** Client statement id written into a forwarded COM_STMT_PREPARE response (-1: none). */
   rewriteStatementId = -1;
   private failure: DbproxyError | null = null;
+  private farewell: ServerFarewell | null = null;
   /** Commands held for one write at the end of this event-loop turn (see queue). */
   private batch: Buffer[] | null = null;
   private readonly onPacket = (packet: MysqlPacket): void => this.handlePacket(packet);
@@ -330,6 +345,8 @@ export class BackendConnection {
       if (sink === headSink) sink.connectionFailed(err, this.lastSeq);
       else sink.connectionFailed(err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? MysqlEdgeErrors.backendLost(this.backend, 'another session\'s result on the shared connection was too large') : err, -1);
     }
+    // holders between commands (a pinned session) learn it now, not at their next statement
+    for (const sink of [...this.holders]) if (!waiting.includes(sink)) sink.idleLost?.(err, this.farewell);
   }
 
   private onData(chunk: Buffer): void {
@@ -403,7 +420,7 @@ export class BackendConnection {
 
   private handlePacket(packet: MysqlPacket): void {
     const head = this.head;
-    if (head >= this.commands.length) throw MysqlEdgeErrors.backendProtocol(this.backend, `unsolicited packet of ${packet.payload.length} bytes`);
+    if (head >= this.commands.length) throw this.unsolicited(packet);
     const tracker = this.tracker;
     if (!this.begun) {
       tracker.begin(this.commands[head] as number, this.commandSeqs[head] as number);
@@ -434,6 +451,14 @@ export class BackendConnection {
     }
   }
 
+  /** A packet no command asked for: an ERR is the server's reason for closing (ER_CLIENT_INTERACTION_TIMEOUT, shutdown), kept for the holder. */
+  private unsolicited(packet: MysqlPacket): DbproxyError {
+    if (packet.payload[0] !== 0xff) return MysqlEdgeErrors.backendProtocol(this.backend, `unsolicited packet of ${packet.payload.length} bytes`);
+    const err = decodeErr(packet.payload);
+    this.farewell = { err, sequenceId: packet.sequenceId };
+    return MysqlEdgeErrors.backendLost(this.backend, `the server closed it: ${err.code} ${err.message}`);
+  }
+
   /** LOAD DATA LOCAL is not offered to clients: an empty packet tells the server no file comes. */
   private refuseLocalInfile(packet: MysqlPacket): void {
     this.socket.write(Buffer.from([0, 0, 0, (packet.lastSequenceId + 1) & 0xff]));
@@ -442,22 +467,6 @@ export class BackendConnection {
 }
 
 const RESOLVED = Promise.resolve();
-
-/** Wire bytes of a packet of one frame are shorter (a payload of 0xffffff bytes takes a second, empty frame). */
-const LARGE_WIRE = 0xffffff + 4;
-
-/** Adds `shift` to the sequence id of every frame of a packet's wire bytes (in place). */
-function renumber(wire: Buffer, shift: number): void {
-  for (let at = 0; at + 4 <= wire.length; at += 4 + wire.readUIntLE(at, 3)) wire[at + 3] = ((wire[at + 3] as number) + shift) & 0xff;
-}
-
-/** Sequence id of the last frame of a command's wire bytes (sent from 0): frames of 0xffffff bytes until a shorter one. */
-export function lastFrameSeq(wire: Buffer): number {
-  if (wire.length < LARGE_WIRE) return 0;
-  let seq = 0;
-  for (let at = 0; at + 4 <= wire.length; at += 4 + wire.readUIntLE(at, 3)) seq = wire[at + 3] as number;
-  return seq;
-}
 
 /** Receives the responses of abandoned commands: read to their end and dropped. */
 const DISCARD: ResponseSink = { deliver: () => undefined, responseEnd: () => undefined, connectionFailed: () => undefined };

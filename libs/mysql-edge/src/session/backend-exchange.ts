@@ -10,7 +10,8 @@ import type { SharedLending } from '../backend/pipelines';
 import { Command, ServerStatus, hasFlag, type ErrPacket, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { Classification } from '@dbproxy/sql';
 import { DbproxyError } from '@dbproxy/util';
-import { Mode, holdsTransaction, lastFrameSeq, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';
+import { Mode, holdsTransaction, queryPacket, type BackendConnection, type ResponseSink, type ServerFarewell } from '../backend/backend-connection';
+import { lastFrameSeq } from '../backend/frame-seq';
 import type { EdgeContext } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
@@ -34,6 +35,8 @@ export interface ExchangeOwner {
   commandDone(fatal: boolean): void;
   /** Waiting for a pool connection (state `routing`). */
   waiting(): void;
+  /** The pinned connection died between statements: the client gets `err` (with sequence id `seq`) and the session closes. */
+  pinnedConnectionLost(err: MysqlError, seq: number): void;
   /** What the response changed: schema, autocommit, character set, statements... */
   applyResponse(kind: CommandKind, summary: ResponseSummary, exchange: BackendExchange, conn: BackendConnection): void;
 }
@@ -470,6 +473,23 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const reason = err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? 'result_too_large' : err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'protocol';
     this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason });
     this.fail(err, lastSeq);
+  }
+
+  /**
+   * The pinned connection died between statements (wait_timeout, KILL, server shutdown): the client
+   * is told at once, with the server's own ERR when it sent one, and the session closes, as a direct
+   * connection would (its transaction or session state is gone).
+   */
+  idleLost(err: DbproxyError, farewell: ServerFarewell | null): void {
+    const conn = this.conn;
+    if (this.packet !== null || this.pin === null || conn === null) return; // a command about to run fails on its own
+    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason: 'lost' });
+    const server = farewell?.err;
+    const wire = server ? { code: server.code, sqlState: server.sqlState ?? 'HY000', message: server.message } : toMysqlError(MysqlEdgeErrors.pinLost(this.pin, err.message));
+    this.pin = null;
+    this.pinnedEpoch = null;
+    this.release(false, 'lost');
+    this.owner.pinnedConnectionLost(wire, farewell?.sequenceId ?? 0);
   }
 
   /** The query deadline passed: the connection is closed (never reused), the client gets an ERR. */

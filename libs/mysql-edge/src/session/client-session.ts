@@ -283,6 +283,13 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     applyStatementResponse(this, kind, summary, ex, conn);
   }
 
+  pinnedConnectionLost(err: MysqlError, seq: number): void {
+    if (this.state === 'closed') return;
+    this.edge.metrics.errors.inc({ code: String(err.code) });
+    this.sendError(err, seq);
+    this.close('pinned backend connection lost', true);
+  }
+
   commandDone(fatal: boolean): void {
     this.currentSql = null;
     // the response is complete: nothing more of this session's is read from the connection, which
