@@ -2,6 +2,7 @@
 // through mysql-edge against real MariaDB: the client is told at once, with the server's own ERR when
 // it sent one (wait_timeout), else 1927, and its connection closes, as a direct one would; it does
 // not learn it only at its next statement.
+import type { EventEmitter } from 'node:events';
 import { startMariaDb } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { startEdge, type EdgeHarness } from './harness';
@@ -35,8 +36,10 @@ interface Ending {
 function ending(c: Connection, since: number): Promise<Ending> {
   return new Promise((resolve) => {
     setTimeout(() => resolve({ error: null, afterMs: Infinity }), 5000).unref();
-    c.connection.once('error', (error: Ending['error']) => resolve({ error, afterMs: Date.now() - since }));
-    c.connection.once('end', () => resolve({ error: null, afterMs: Date.now() - since }));
+    // the callback connection under the promise wrapper emits the events
+    const events = (c as unknown as { connection: EventEmitter }).connection;
+    events.once('error', (error: Ending['error']) => resolve({ error, afterMs: Date.now() - since }));
+    events.once('end', () => resolve({ error: null, afterMs: Date.now() - since }));
   });
 }
 
