@@ -94,6 +94,7 @@ export class MysqlEdge implements EdgeContext {
       states: this.backendStates,
       processes,
       identities: this.identities,
+      logger: ctx.logger,
       onConnect: (backend, ok) => (ok ? this.current.directory.markReachable(backend) : this.current.directory.markFailed(backend, Date.now())),
     });
     this.metrics = createEdgeMetrics(ctx.metrics, {

@@ -1,5 +1,7 @@
 // The error registry of mysql-edge and its one translator into MySQL ERR packets (errno + SQLSTATE).
-import { createError, DbproxyError, errorMessage } from '@dbproxy/util';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '@dbproxy/observability';
+import { createError, DbproxyError } from '@dbproxy/util';
 
 export const MysqlEdgeErrors = {
   accessDenied: createError<[string, string, string]>('DBP_ERR_MYSQLEDGE_ACCESS_DENIED', "Access denied for user '%s'@'%s' (using password: %s)"),
@@ -38,6 +40,7 @@ export const MysqlEdgeErrors = {
   killPrepared: createError('DBP_ERR_MYSQLEDGE_KILL_PREPARED', 'This command is not supported in the prepared statement protocol yet'),
   queryInterrupted: createError('DBP_ERR_MYSQLEDGE_QUERY_INTERRUPTED', 'Query execution was interrupted'),
   connectionKilled: createError('DBP_ERR_MYSQLEDGE_CONNECTION_KILLED', 'Connection was killed'),
+  internal: createError<[string]>('DBP_ERR_MYSQLEDGE_INTERNAL', 'dbproxy internal error (incident %s in the edge log)'),
   illegalTransition: createError<[string, string, string, string]>('DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION', '%s cannot go from %s to %s (%s)'),
 } as const;
 
@@ -84,6 +87,7 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_QUERY_INTERRUPTED: [1317, '70100'], // ER_QUERY_INTERRUPTED
   DBP_ERR_MYSQLEDGE_CONNECTION_KILLED: [1927, '70100'], // ER_CONNECTION_KILLED
   DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION: [1105, 'HY000'], // ER_UNKNOWN_ERROR (a bug)
+  DBP_ERR_MYSQLEDGE_INTERNAL: [1105, 'HY000'], // ER_UNKNOWN_ERROR (a bug)
   // Errors of the libraries underneath (their READMEs suggest these).
   DBP_ERR_MYSQL_PACKET_TOO_LARGE: [1153, '08S01'], // ER_NET_PACKET_TOO_LARGE
   DBP_ERR_MYSQL_PACKET_TRUNCATED: [1047, '08S01'],
@@ -104,13 +108,28 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
 /** The SQL library's shard refusals share one client error until sharding lands in the edge. */
 const SQL_SHARD_PREFIX = 'DBP_ERR_SQL_SHARD_';
 
+/** What a client gets for an error the edge did not define (never its text: that may be any exception's). */
+const UNDEFINED_ERROR: MysqlError = { code: 1105, sqlState: 'HY000', message: 'dbproxy internal error (details in the edge log)' };
+
+/**
+ * An exception that is not one of the edge's errors (a bug): logged with its stack under an
+ * incident id, and replaced by DBP_ERR_MYSQLEDGE_INTERNAL carrying only that id, so the client never
+ * sees exception text. The edge's own errors are returned as they are.
+ */
+export function reportInternal(err: unknown, logger: Logger, where: Record<string, unknown>): DbproxyError {
+  if (err instanceof DbproxyError) return err;
+  const incident = randomBytes(4).toString('hex');
+  logger.error({ ...where, incident, err }, 'mysql-edge internal error');
+  return MysqlEdgeErrors.internal.withCause(err, incident);
+}
+
 /** The one translator: any error the edge meets, as the ERR packet the client gets. */
 export function toMysqlError(err: unknown): MysqlError {
   if (err instanceof DbproxyError) {
     const wire = WIRE[err.code] ?? (err.code.startsWith(SQL_SHARD_PREFIX) ? ([1235, '42000'] as const) : undefined);
     if (wire) return { code: wire[0], sqlState: wire[1], message: err.message };
   }
-  return { code: 1105, sqlState: 'HY000', message: `dbproxy internal error: ${errorMessage(err)}` };
+  return UNDEFINED_ERROR;
 }
 
 /** The errno a code maps to (for metrics labels); 1105 when unmapped. */

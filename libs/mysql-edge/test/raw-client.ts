@@ -97,7 +97,8 @@ export class RawClient {
   async command(payload: Buffer): Promise<{ summary: ResponseSummary; packets: MysqlPacket[] }> {
     this.send(payload);
     const tracker = new ResponseTracker({ capabilities: this.capabilities, collectColumns: true });
-    tracker.begin(payload[0] as number);
+    // a payload of 16 MiB - 1 bytes and more went out in several frames: the response follows the last
+    tracker.begin(payload[0] as number, Math.floor(payload.length / 0xffffff) & 0xff);
     const packets: MysqlPacket[] = [];
     while (!tracker.complete) {
       const packet = await this.next();

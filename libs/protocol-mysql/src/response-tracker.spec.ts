@@ -243,6 +243,16 @@ describe('ResponseTracker: prepared statements and other commands', () => {
     lax.begin(Command.Ping);
     expect(lax.feed(ok).complete).toBe(true);
   });
+
+  it('expects the response to a command of several frames after its last frame', () => {
+    const tracker = new ResponseTracker({ capabilities: P41 });
+    tracker.begin(Command.Query, 1); // frames 0 and 1: the OK comes as 2
+    const [ok] = framePackets([framePayload(Buffer.from('00000002000000', 'hex'), 2)]);
+    expect(tracker.feed(ok).complete).toBe(true);
+    tracker.begin(Command.Query, 1);
+    const [early] = framePackets([framePayload(Buffer.from('00000002000000', 'hex'), 1)]);
+    expect(thrownCode(() => tracker.feed(early))).toBe('DBP_ERR_MYSQL_SEQUENCE_MISMATCH');
+  });
 });
 
 describe('ResponseTracker on malformed responses (property)', () => {

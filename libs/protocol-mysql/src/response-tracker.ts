@@ -124,12 +124,16 @@ export class ResponseTracker {
     return this.state;
   }
 
-  /** Starts tracking the response to `command` (sent with sequence id 0). Returns false when none comes. */
-  begin(command: CommandCode | number): boolean {
+  /**
+   * Starts tracking the response to `command`, sent with sequence id 0 in frames up to
+   * `commandLastSequence` (a command of 16 MiB - 1 bytes and more takes several frames; its
+   * response starts after the last). Returns false when none comes.
+   */
+  begin(command: CommandCode | number, commandLastSequence = 0): boolean {
     if (!this.complete) throw InvalidState(`begin() while the previous response is in state ${this.state}`);
     if (UNTRACKABLE.has(command)) throw InvalidState(`the response to command ${command} cannot be tracked`);
     this.summary = emptySummary();
-    this.expectedSequence = 1;
+    this.expectedSequence = (commandLastSequence + 1) & 0xff;
     this.resync = false;
     this.state = this.initialState(command);
     return this.state !== 'done';

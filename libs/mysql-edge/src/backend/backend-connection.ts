@@ -9,17 +9,21 @@ import {
   PacketFramer,
   ResponseTracker,
   ServerStatus,
+  decodeErr,
   hasFlag,
+  type ErrPacket,
   type MysqlPacket,
   type ResponseSummary,
 } from '@dbproxy/protocol-mysql';
-import { DbproxyError, errorMessage } from '@dbproxy/util';
-import { MysqlEdgeErrors } from '../errors';
+import type { Logger } from '@dbproxy/observability';
+import { DbproxyError } from '@dbproxy/util';
+import { MysqlEdgeErrors, reportInternal } from '../errors';
 import type { StateTable } from '../state-machine';
 import { collationKey, BACKEND_COLLATION } from './collations';
 import type { OpenedBackend } from './backend-handshake';
 import { BackendStatements } from './statement-catalog';
 import { descriptorOf, writeDirect } from '@dbproxy/runtime';
+import { renumber } from './frame-seq';
 
 export type BackendConnectionState = 'ready' | 'busy' | 'closed';
 
@@ -42,6 +46,17 @@ export interface ResponseSink {
   responseEnd(tag: number, summary: ResponseSummary): void;
   /** The connection failed with responses outstanding; it is closed. `lastSeq` is the last forwarded sequence id (-1: none). */
   connectionFailed(err: DbproxyError, lastSeq: number): void;
+  /**
+   * The connection failed while the sink held it with nothing outstanding (a pinned session between
+   * statements); `farewell` is the ERR the server sent before closing (wait_timeout, shutdown...), if any.
+   */
+  idleLost?(err: DbproxyError, farewell: ServerFarewell | null): void;
+}
+
+/** An ERR the server sent on its own before closing the connection, with its sequence id. */
+export interface ServerFarewell {
+  readonly err: ErrPacket;
+  readonly sequenceId: number;
 }
 
 export interface BackendConnectionOptions {
@@ -49,6 +64,8 @@ export interface BackendConnectionOptions {
   readonly maxResultBytes: number;
   readonly maxStatements: number;
   readonly states: StateTable<BackendConnectionState>;
+  /** Where an exception that is not a protocol error (a bug) is logged; the sessions get a fixed message. */
+  readonly logger: Logger;
 }
 
 const RESET_TAG = -1;
@@ -93,8 +110,11 @@ export class BackendConnection {
   private outSink: ResponseSink | null = null;
   /** The sessions using the connection (more than one only while reads are pipelined). */
   private readonly holders: ResponseSink[] = [];
-  // Outstanding responses, in order: command byte, mode, caller's tag and who receives it.
+  // Outstanding responses, in order: command byte, mode, caller's tag, who receives it, and the
+  // sequence ids: the command's last frame (its response follows it) and the shift to the client's.
   private readonly commands: number[] = [];
+  private readonly commandSeqs: number[] = [];
+  private readonly seqShifts: number[] = [];
   private readonly modes: Mode[] = [];
   private readonly tags: number[] = [];
   private readonly sinks: ResponseSink[] = [];
@@ -107,6 +127,7 @@ export class BackendConnection {
   /** Client statement id written into a forwarded COM_STMT_PREPARE response (-1: none). */
   rewriteStatementId = -1;
   private failure: DbproxyError | null = null;
+  private farewell: ServerFarewell | null = null;
   /** Commands held for one write at the end of this event-loop turn (see queue). */
   private batch: Buffer[] | null = null;
   private readonly onPacket = (packet: MysqlPacket): void => this.handlePacket(packet);
@@ -127,7 +148,8 @@ export class BackendConnection {
     if (opened.reader) opened.reader.sink = onData;
     else this.socket.on('data', onData);
     this.fd = opened.reader ? descriptorOf(this.socket) : -1;
-    this.socket.on('error', (err: Error) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.message)));
+    // the errno name (ECONNRESET, EPIPE...), not the exception's text
+    this.socket.on('error', (err: NodeJS.ErrnoException) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.code ?? 'socket error')));
     this.socket.on('close', () => this.fail(MysqlEdgeErrors.backendLost(this.backend, 'connection closed by the server')));
   }
 
@@ -168,9 +190,16 @@ export class BackendConnection {
     this.state = 'ready';
   }
 
-  /** Registers the response to one command about to be written, for `sink`; commands without a response are not registered. */
-  expect(command: number, mode: Mode, tag: number, sink: ResponseSink): void {
+  /**
+   * Registers the response to one command about to be written, for `sink`; commands without a
+   * response are not registered. `lastSeq` is the sequence id of the command's last frame (0 but for
+   * commands of 16 MiB - 1 bytes and more) and `clientLastSeq` that of the client's command whose
+   * response is forwarded: the forwarded packets are renumbered when the two differ.
+   */
+  expect(command: number, mode: Mode, tag: number, sink: ResponseSink, lastSeq = 0, clientLastSeq = lastSeq): void {
     this.commands.push(command);
+    this.commandSeqs.push(lastSeq);
+    this.seqShifts.push((clientLastSeq - lastSeq) & 0xff);
     this.modes.push(mode);
     this.tags.push(tag);
     this.sinks.push(sink);
@@ -310,7 +339,7 @@ export class BackendConnection {
       if (this.holders.includes(sink) && !waiting.includes(sink)) waiting.push(sink);
     }
     const headSink = this.head < this.sinks.length ? this.sinks[this.head] : null;
-    this.commands.length = this.modes.length = this.tags.length = this.sinks.length = this.head = 0;
+    this.commands.length = this.commandSeqs.length = this.seqShifts.length = this.modes.length = this.tags.length = this.sinks.length = this.head = 0;
     this.close(err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'failed');
     this.endResponses();
     for (const sink of waiting) {
@@ -318,6 +347,8 @@ export class BackendConnection {
       if (sink === headSink) sink.connectionFailed(err, this.lastSeq);
       else sink.connectionFailed(err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? MysqlEdgeErrors.backendLost(this.backend, 'another session\'s result on the shared connection was too large') : err, -1);
     }
+    // holders between commands (a pinned session) learn it now, not at their next statement
+    for (const sink of [...this.holders]) if (!waiting.includes(sink)) sink.idleLost?.(err, this.farewell);
   }
 
   private onData(chunk: Buffer): void {
@@ -326,7 +357,8 @@ export class BackendConnection {
       this.framer.feed(chunk, this.onPacket);
     } catch (err) {
       this.flushOut();
-      this.fail(err instanceof DbproxyError && err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? err : MysqlEdgeErrors.backendProtocol(this.backend, errorMessage(err)));
+      if (!(err instanceof DbproxyError)) this.fail(reportInternal(err, this.options.logger, { backend: this.backend, thread: this.threadId }));
+      else this.fail(err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? err : MysqlEdgeErrors.backendProtocol(this.backend, err.message));
       return;
     }
     this.flushOut();
@@ -390,10 +422,10 @@ export class BackendConnection {
 
   private handlePacket(packet: MysqlPacket): void {
     const head = this.head;
-    if (head >= this.commands.length) throw MysqlEdgeErrors.backendProtocol(this.backend, `unsolicited packet of ${packet.payload.length} bytes`);
+    if (head >= this.commands.length) throw this.unsolicited(packet);
     const tracker = this.tracker;
     if (!this.begun) {
-      tracker.begin(this.commands[head] as number);
+      tracker.begin(this.commands[head] as number, this.commandSeqs[head] as number);
       this.begun = true;
     }
     const step = tracker.feed(packet);
@@ -401,8 +433,10 @@ export class BackendConnection {
       if (step.role === 'prepare-ok' && this.rewriteStatementId >= 0) packet.wire.writeUInt32LE(this.rewriteStatementId, 5);
       if (step.role === 'local-infile') this.refuseLocalInfile(packet);
       else {
+        const shift = this.seqShifts[head] as number;
+        if (shift !== 0) renumber(packet.wire, shift);
         this.forward(packet.wire, this.sinks[head] as ResponseSink);
-        this.lastSeq = packet.lastSequenceId;
+        this.lastSeq = (packet.lastSequenceId + shift) & 0xff;
       }
       if (tracker.summary.limitExceeded !== null) throw MysqlEdgeErrors.resultTooLarge(this.options.maxResultBytes);
     } else if (step.role === 'local-infile') this.refuseLocalInfile(packet);
@@ -414,9 +448,17 @@ export class BackendConnection {
     this.lastSeq = -1;
     this.head = head + 1;
     if (this.head === this.commands.length) {
-      this.commands.length = this.modes.length = this.tags.length = this.sinks.length = 0;
+      this.commands.length = this.commandSeqs.length = this.seqShifts.length = this.modes.length = this.tags.length = this.sinks.length = 0;
       this.head = 0;
     }
+  }
+
+  /** A packet no command asked for: an ERR is the server's reason for closing (ER_CLIENT_INTERACTION_TIMEOUT, shutdown), kept for the holder. */
+  private unsolicited(packet: MysqlPacket): DbproxyError {
+    if (packet.payload[0] !== 0xff) return MysqlEdgeErrors.backendProtocol(this.backend, `unsolicited packet of ${packet.payload.length} bytes`);
+    const err = decodeErr(packet.payload);
+    this.farewell = { err, sequenceId: packet.sequenceId };
+    return MysqlEdgeErrors.backendLost(this.backend, `the server closed it: ${err.code} ${err.message}`);
   }
 
   /** LOAD DATA LOCAL is not offered to clients: an empty packet tells the server no file comes. */

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import type { DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
+import type { Logger } from '@dbproxy/observability';
 import { BackendPool, SharedCapacity, type ConnectionFactory, type PoolSizing, type PoolStats } from '@dbproxy/pool';
 import { Capability, MariaDbCapability } from '@dbproxy/protocol-mysql';
 import type { TopologyView } from '@dbproxy/topology-client';
@@ -59,6 +60,7 @@ export interface PoolDeps {
   readonly onConnect: (backend: string, ok: boolean) => void;
   /** Greetings seen: the advertised version and MariaDB capabilities. */
   readonly identities: BackendIdentities;
+  readonly logger: Logger;
 }
 
 export interface ResetCounts {
@@ -238,7 +240,7 @@ export class BackendPools {
           }
           this.deps.onConnect(backend, true);
           const mysql = epoch.config.mysql;
-          return new BackendConnection(opened, { backend, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: this.deps.states });
+          return new BackendConnection(opened, { backend, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: this.deps.states, logger: this.deps.logger });
         } catch (err) {
           this.deps.onConnect(backend, false);
           throw err;

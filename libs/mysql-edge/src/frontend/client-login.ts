@@ -21,7 +21,7 @@ import {
   type ServerAuthStep,
   type Sha2DigestCache,
 } from '@dbproxy/protocol-mysql';
-import { DbproxyError, errorMessage } from '@dbproxy/util';
+import { DbproxyError } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import { BACKEND_COLLATION } from '../backend/collations';
 import { clientProfile } from '../backend/backend-pools';
@@ -64,7 +64,7 @@ export interface LoginResult {
 export interface LoginHost {
   send(bytes: Buffer): void;
   loginDone(result: LoginResult, seq: number): void;
-  loginFailed(err: DbproxyError, seq: number, plugin: string): void;
+  loginFailed(err: unknown, seq: number, plugin: string): void;
 }
 
 /** Scramble bytes a C client can carry as a string: printable ASCII, no NUL. */
@@ -118,7 +118,8 @@ export class ClientLogin {
       if (this.phase === 'hello') return this.onHello(packet);
       if (this.phase === 'auth') this.answer((this.exchange as ServerAuthExchange).next(packet.payload), packet.sequenceId + 1);
     } catch (err) {
-      this.fail(err instanceof DbproxyError && err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? err : MysqlEdgeErrors.handshake(errorMessage(err)), packet.sequenceId + 1);
+      // a codec error says what is wrong with the login; any other exception is the host's to log (its text never reaches the client)
+      this.fail(err instanceof DbproxyError && !err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? MysqlEdgeErrors.handshake(err.message) : err, packet.sequenceId + 1);
     }
     return true;
   }
@@ -197,7 +198,7 @@ export class ClientLogin {
     );
   }
 
-  private fail(err: DbproxyError, seq: number): void {
+  private fail(err: unknown, seq: number): void {
     this.phase = 'done';
     const plugin = this.settings.accounts.get(this.response?.username ?? '')?.plugin ?? 'unknown';
     this.host.loginFailed(err, seq, plugin);

@@ -10,7 +10,8 @@ import type { SharedLending } from '../backend/pipelines';
 import { Command, ServerStatus, hasFlag, type ErrPacket, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { Classification } from '@dbproxy/sql';
 import { DbproxyError } from '@dbproxy/util';
-import { Mode, holdsTransaction, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';
+import { Mode, holdsTransaction, queryPacket, type BackendConnection, type ResponseSink, type ServerFarewell } from '../backend/backend-connection';
+import { lastFrameSeq } from '../backend/frame-seq';
 import type { EdgeContext } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
@@ -35,6 +36,8 @@ export interface ExchangeOwner {
   commandDone(fatal: boolean): void;
   /** Waiting for a pool connection (state `routing`). */
   waiting(): void;
+  /** The pinned connection died between statements: the client gets `err` (with sequence id `seq`) and the session closes. */
+  pinnedConnectionLost(err: MysqlError, seq: number): void;
   /** What the response changed: schema, autocommit, character set, statements... */
   applyResponse(kind: CommandKind, summary: ResponseSummary, exchange: BackendExchange, conn: BackendConnection): void;
 }
@@ -246,8 +249,9 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         const statement = this.statement as ClientStatement;
         const bs = conn.statements.get(statement.entry);
         if (bs === undefined) {
-          parts.push(preparePacket(statement.entry.sql));
-          conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE, this);
+          const prepare = preparePacket(statement.entry.sql);
+          parts.push(prepare);
+          conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE, this, lastFrameSeq(prepare));
           return this.flush(conn);
         }
         if (statement.longData) {
@@ -271,12 +275,18 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       default:
         parts.push(packet.wire);
     }
-    conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN, this);
+    // a command of several frames is answered after its last: the client's, when the edge rebuilt it
+    conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN, this, lastFrameSeq(parts[parts.length - 1] as Buffer), packet.lastSequenceId);
     if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && this.owner.epoch.limits.pipelineDepth > 1) {
       this.lending = this.owner.edge.pipelines.open(this.lease);
       this.lease = null;
     }
     this.flush(conn);
+  }
+
+  /** Sequence id of a reply that starts the response: after the client's command (of several frames from 16 MiB - 1 bytes on). */
+  private replySeq(): number {
+    return this.packet === null ? 1 : (this.packet.lastSequenceId + 1) & 0xff;
   }
 
   deliver(slices: Buffer[]): void {
@@ -314,7 +324,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** A backend ERR the client must see instead of its command's response. */
   private forwardError(err: ErrPacket): void {
     this.owner.edge.metrics.errors.inc({ code: String(err.code) });
-    this.owner.sendError({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message }, 1);
+    this.owner.sendError({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message }, this.replySeq());
     this.finish(false, null);
   }
 
@@ -355,7 +365,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     else if (ok && TRANSACTIONAL.has(this.pin) && !holds && (this.kind === 'query' || this.kind === 'execute')) this.unpin();
   }
 
-  /** Gives up the pinned connection (transaction ended, COM_RESET_CONNECTION, session end). */
+  /**
+   * Gives up the connection the session holds between statements, pinned or parked (transaction
+   * ended, COM_RESET_CONNECTION, COM_CHANGE_USER): it goes back to its pool, reset there when it
+   * holds anything of this session's.
+   */
   unpin(): void {
     this.pin = null;
     this.pinnedEpoch = null;
@@ -425,6 +439,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   }
 
   private release(reusable: boolean, reason: string): void {
+    // a parked connection leaves the parked set with its lease: none may take a lease this exchange no longer has
+    if (this.parkedPool !== null) {
+      this.owner.edge.parked.unpark(this.parkedPool, this);
+      this.parkedPool = null;
+    }
     const lease = this.lease;
     const conn = this.conn;
     this.lease = null;
@@ -443,7 +462,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const wire = toMysqlError(pinned && closeConnection ? MysqlEdgeErrors.pinLost(this.pin as string, err.message) : err);
     this.owner.edge.metrics.errors.inc({ code: String(wire.code) });
     this.span?.setStatus({ code: 2, message: err.message });
-    this.owner.sendError(wire, lastSeq + 1 || 1);
+    this.owner.sendError(wire, lastSeq >= 0 ? lastSeq + 1 : this.replySeq());
     if (pinned && closeConnection) {
       this.pin = null;
       this.pinnedEpoch = null;
@@ -457,6 +476,23 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const reason = err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? 'result_too_large' : err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'protocol';
     this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason });
     this.fail(err, lastSeq);
+  }
+
+  /**
+   * The pinned connection died between statements (wait_timeout, KILL, server shutdown): the client
+   * is told at once, with the server's own ERR when it sent one, and the session closes, as a direct
+   * connection would (its transaction or session state is gone).
+   */
+  idleLost(err: DbproxyError, farewell: ServerFarewell | null): void {
+    const conn = this.conn;
+    if (this.packet !== null || this.pin === null || conn === null) return; // a command about to run fails on its own
+    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason: 'lost' });
+    const server = farewell?.err;
+    const wire = server ? { code: server.code, sqlState: server.sqlState ?? 'HY000', message: server.message } : toMysqlError(MysqlEdgeErrors.pinLost(this.pin, err.message));
+    this.pin = null;
+    this.pinnedEpoch = null;
+    this.release(false, 'lost');
+    this.owner.pinnedConnectionLost(wire, farewell?.sequenceId ?? 0);
   }
 
   /** The query deadline passed: the connection is closed (never reused), the client gets an ERR. */

@@ -9,13 +9,12 @@ import { contextFromTraceparent } from '@dbproxy/observability';
 import { adoptSocket, descriptorOf, writeDirect } from '@dbproxy/runtime';
 import { PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { SqlRoute } from '@dbproxy/sql';
-import { DbproxyError, errorMessage } from '@dbproxy/util';
 import type { BackendConnection } from '../backend/backend-connection';
 import { loginSettings } from '../frontend/login-settings';
 import { BACKEND_COLLATION, collationKey } from '../backend/collations';
 import type { EdgeContext, SessionState } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
-import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
+import { MysqlEdgeErrors, reportInternal, toMysqlError, type MysqlError } from '../errors';
 import { ClientLogin, type LoginHost, type LoginResult } from '../frontend/client-login';
 import { upgradeToTls } from '../frontend/frontend-tls';
 import { errPacket, okPacket, sessionStatus } from '../wire';
@@ -78,6 +77,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   pendingSchema: string | null = null;
   changeUser: ChangeUserExchange | null = null;
   private queue: MysqlPacket[] | null = null;
+  /** Sequence id of the edge's own reply to the command being dispatched. */
+  replySeq = 1;
   private pumping = false;
   private blocked: BackendConnection | null = null;
   /** This session paused `blocked` (it resumes it on drain or close). */
@@ -185,11 +186,13 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   private dispatch(packet: MysqlPacket): void {
+    // a command of 16 MiB - 1 bytes and more takes several frames: the reply follows the last
+    this.replySeq = (packet.lastSequenceId + 1) & 0xff;
     try {
       dispatchCommand(this, packet);
     } catch (err) {
-      if (this.state === 'ready') this.fail(err, 1);
-      else this.fatal(err, 1);
+      if (this.state === 'ready') this.fail(err);
+      else this.fatal(err, this.replySeq);
     }
   }
 
@@ -289,6 +292,13 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     applyStatementResponse(this, kind, summary, ex, conn);
   }
 
+  pinnedConnectionLost(err: MysqlError, seq: number): void {
+    if (this.state === 'closed') return;
+    this.edge.metrics.errors.inc({ code: String(err.code) });
+    this.sendError(err, seq);
+    this.close('pinned backend connection lost', true);
+  }
+
   commandDone(fatal: boolean): void {
     this.currentSql = null;
     // the response is complete: nothing more of this session's is read from the connection, which
@@ -306,7 +316,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   // --- local replies ---------------------------------------------------------------------------
 
   /** OK for a command the edge answers itself. */
-  replyOk(seq = 1): void {
+  replyOk(seq = this.replySeq): void {
     this.socket.write(okPacket(seq, this.status(), this.capabilities));
     this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
   }
@@ -316,8 +326,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   /** A command refused by the edge: ERR, the session stays. */
-  fail(err: unknown, seq: number): void {
-    const wire = toMysqlError(err);
+  fail(err: unknown, seq = this.replySeq): void {
+    const wire = toMysqlError(reportInternal(err, this.edge.logger, { session: this.id, state: this.state }));
     this.edge.metrics.errors.inc({ code: String(wire.code) });
     this.sendError(wire, seq);
     this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
@@ -326,7 +336,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** A protocol-level failure: ERR, then the connection closes. */
   fatal(err: unknown, seq: number): void {
     if (this.state === 'closed') return;
-    const wire = toMysqlError(err instanceof DbproxyError ? err : MysqlEdgeErrors.protocol(errorMessage(err)));
+    const wire = toMysqlError(reportInternal(err, this.edge.logger, { session: this.id, state: this.state }));
     this.edge.metrics.errors.inc({ code: String(wire.code) });
     this.sendError(wire, seq);
     this.close(wire.message, true);
@@ -387,8 +397,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.fd = descriptorOf(adopted);
   }
 
-  loginFailed(err: DbproxyError, seq: number, plugin: string): void {
-    this.edge.metrics.logins.inc({ result: err.code === 'DBP_ERR_MYSQLEDGE_ACCESS_DENIED' ? 'denied' : 'failed', plugin, tls: String(this.secure) });
+  loginFailed(err: unknown, seq: number, plugin: string): void {
+    this.edge.metrics.logins.inc({ result: MysqlEdgeErrors.accessDenied.is(err) ? 'denied' : 'failed', plugin, tls: String(this.secure) });
     this.fatal(err, seq);
   }
 

@@ -14,7 +14,7 @@ export function isKill(command: string, statements: number, sql: string): boolea
 
 /** A KILL statement: the edge answers OK, 1095 or 1235, as the server would. */
 export function killCommand(s: ClientSession, sql: string, statements: number): void {
-  if (statements > 1) return s.fail(MysqlEdgeErrors.killUnsupported('KILL in a multi-statement request'), 1);
+  if (statements > 1) return s.fail(MysqlEdgeErrors.killUnsupported('KILL in a multi-statement request'));
   runKill(s, parseKill(sql));
 }
 
@@ -27,14 +27,14 @@ export function processKill(s: ClientSession, p: MysqlPacket): void {
 function runKill(s: ClientSession, request: KillRequest): void {
   if (request.kind === 'refused') {
     s.edge.metrics.kills.inc({ scope: 'unsupported', outcome: 'refused' });
-    return s.fail(MysqlEdgeErrors.killUnsupported(request.form), 1);
+    return s.fail(MysqlEdgeErrors.killUnsupported(request.form));
   }
   const kills = s.edge.metrics.kills;
   if (request.id === s.connectionId) {
     kills.inc({ scope: request.scope, outcome: 'ok' });
     // its own connection: the KILL is the running statement, so nothing else to stop
     if (request.scope === 'query') return s.replyOk();
-    return s.fatal(MysqlEdgeErrors.connectionKilled(), 1);
+    return s.fatal(MysqlEdgeErrors.connectionKilled());
   }
   s.transition('exchanging', 'kill');
   s.deadline = Date.now() + s.epoch.limits.queryTimeoutMs;
@@ -42,7 +42,7 @@ function runKill(s: ClientSession, request: KillRequest): void {
     kills.inc({ scope: request.scope, outcome });
     if (s.state === 'closed') return;
     if (outcome === 'ok') s.replyOk();
-    else s.fail(MysqlEdgeErrors.killDenied(request.id), 1);
+    else s.fail(MysqlEdgeErrors.killDenied(request.id));
     s.commandDone(false);
   });
 }

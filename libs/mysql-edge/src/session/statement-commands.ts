@@ -5,13 +5,13 @@ import { Capability, Command, ServerStatus, decodeStmtExecute, hasFlag, type Mys
 import type { PreparedRoute, SqlRoute, SqlValue } from '@dbproxy/sql';
 import { holdsTransaction, type BackendConnection } from '../backend/backend-connection';
 import { MysqlEdgeErrors } from '../errors';
-import { eofPacket } from '../wire';
 import type { BackendExchange, CommandKind } from './backend-exchange';
 import { ChangeUserExchange } from './change-user';
 import { isKill, killCommand, processKill } from './kill-command';
 import { startsWithKill } from '../kill/kill-statement';
 import type { ClientSession } from './client-session';
 import { noteExecuteTypes } from './command-packets';
+import { setOption } from './set-option';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
 import { StatementRegistry, type StatementSource } from './statement-registry';
 
@@ -81,10 +81,9 @@ export function dispatchCommand(s: ClientSession, p: MysqlPacket): void {
     case Command.ProcessKill:
       return processKill(s, p);
     case Command.SetOption:
-      s.send(eofPacket(1, s.status(), s.capabilities));
-      return;
+      return setOption(s, p);
     default:
-      return s.fail(MysqlEdgeErrors.unknownCommand(command.toString(16).padStart(2, '0')), 1);
+      return s.fail(MysqlEdgeErrors.unknownCommand(command.toString(16).padStart(2, '0')));
   }
 }
 
@@ -93,10 +92,10 @@ function query(s: ClientSession, p: MysqlPacket): void {
   const sql = p.payload.toString(s.encoding, 1);
   const route = epoch.router.route(sql);
   // as the server does: several statements only for a client that asked for them
-  if (route.classification.statementCount > 1 && !s.has(Capability.MultiStatements)) return s.fail(MysqlEdgeErrors.multiStatementNotRequested(), 1);
+  if (route.classification.statementCount > 1 && !s.has(Capability.MultiStatements)) return s.fail(MysqlEdgeErrors.multiStatementNotRequested());
   if (isKill(route.classification.command, route.classification.statementCount, sql)) return killCommand(s, sql, route.classification.statementCount);
   const planned = plan(s, route);
-  if (!isPlan(planned)) return s.fail(planned, 1);
+  if (!isPlan(planned)) return s.fail(planned);
   const ex = s.exchange();
   ex.plan = planned;
   ex.classification = route.classification;
@@ -112,17 +111,17 @@ function isPlan(result: PlanResult): result is Plan {
 function execute(s: ClientSession, p: MysqlPacket): void {
   const id = statementId(p, 10);
   const statement = s.statements?.get(id);
-  if (!statement) return s.fail(MysqlEdgeErrors.unknownStatement(id, 'mysqld_stmt_execute'), 1);
+  if (!statement) return s.fail(MysqlEdgeErrors.unknownStatement(id, 'mysqld_stmt_execute'));
   if (statement.longDataError) {
     const err = statement.longDataError;
     statement.longDataError = null;
-    return s.fail(err, 1);
+    return s.fail(err);
   }
-  if (!noteExecuteTypes(p.payload, statement)) return s.fail(MysqlEdgeErrors.missingTypes(id), 1);
+  if (!noteExecuteTypes(p.payload, statement)) return s.fail(MysqlEdgeErrors.missingTypes(id));
   const epoch = s.currentEpoch();
   const route = statement.fixedRoute ?? epoch.router.routePrepared(statement.prepared, parameterValues(s, p, statement.paramCount, statement.types, statement.longDataParams));
   let planned = plan(s, route);
-  if (!isPlan(planned)) return s.fail(planned, 1);
+  if (!isPlan(planned)) return s.fail(planned);
   if ((p.payload[5] as number) & CURSOR_FLAGS && !s.pinned) planned = { ...planned, pin: 'cursor', reserved: planned.role === 'primary', pipelinable: false };
   const ex = s.exchange();
   ex.plan = planned;
@@ -150,7 +149,7 @@ function prepare(s: ClientSession, p: MysqlPacket): void {
   if (startsWithKill(text)) return s.fail(MysqlEdgeErrors.killPrepared(), 1);
   const registry = (s.statements ??= new StatementRegistry(s.edge.catalog));
   const id = registry.reserve(p.payload.length - 1, { maxStatements: epoch.limits.maxStatements, maxBytes: epoch.limits.maxStatementBytes });
-  if (typeof id !== 'number') return s.fail(id, 1);
+  if (typeof id !== 'number') return s.fail(id);
   const prepared = epoch.router.prepare(text);
   const unbound = epoch.router.routePrepared(prepared, []);
   const c = unbound.classification;
@@ -175,7 +174,7 @@ function longData(s: ClientSession, p: MysqlPacket): void {
 function stmtReset(s: ClientSession, p: MysqlPacket): void {
   const id = statementId(p, 5);
   const statement = s.statements?.get(id);
-  if (!statement || !s.statements) return s.fail(MysqlEdgeErrors.unknownStatement(id, 'mysqld_stmt_reset'), 1);
+  if (!statement || !s.statements) return s.fail(MysqlEdgeErrors.unknownStatement(id, 'mysqld_stmt_reset'));
   s.statements.dropLongData(statement);
   statement.longDataError = null;
   // Only a pinned connection can hold a cursor of this statement: let the backend close it.
@@ -189,8 +188,8 @@ function stmtReset(s: ClientSession, p: MysqlPacket): void {
 function fetch(s: ClientSession, p: MysqlPacket): void {
   const id = statementId(p, 9);
   const statement = s.statements?.get(id);
-  if (!statement) return s.fail(MysqlEdgeErrors.unknownStatement(id, 'mysqld_stmt_fetch'), 1);
-  if (!s.pinned) return s.fail(MysqlEdgeErrors.noCursor(id), 1);
+  if (!statement) return s.fail(MysqlEdgeErrors.unknownStatement(id, 'mysqld_stmt_fetch'));
+  if (!s.pinned) return s.fail(MysqlEdgeErrors.noCursor(id));
   const ex = s.exchange();
   ex.classification = null;
   ex.statement = statement;
