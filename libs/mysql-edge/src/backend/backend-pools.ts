@@ -13,8 +13,12 @@ import { BackendConnection, type BackendConnectionState } from './backend-connec
 import { openBackend, type BackendEndpoint, type SetupQuery } from './backend-handshake';
 import { COLLATIONS_QUERY, type CollationCatalog } from './collations';
 
-/** Client capabilities that change the bytes of responses: each combination gets its own pools. */
-export const PROFILE_FLAGS = (Capability.DeprecateEof | Capability.FoundRows | Capability.IgnoreSpace | Capability.SessionTrack) >>> 0;
+/**
+ * Client capabilities that change the bytes of responses: each combination gets its own pools.
+ * CLIENT_LOCAL_FILES (offered only with [mysql] local_infile) is one: the server asks for a file
+ * only on a connection that has it, and refuses LOAD DATA LOCAL itself (4166) on one that has not.
+ */
+export const PROFILE_FLAGS = (Capability.DeprecateEof | Capability.FoundRows | Capability.IgnoreSpace | Capability.SessionTrack | Capability.LocalFiles) >>> 0;
 
 /**
  * What the edge asks of every backend, before the profile's flags. CLIENT_MULTI_STATEMENTS only

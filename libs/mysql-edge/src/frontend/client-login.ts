@@ -26,7 +26,7 @@ import { MysqlEdgeErrors } from '../errors';
 import { BACKEND_COLLATION } from '../backend/collations';
 import type { FrontendTls } from '@dbproxy/runtime';
 
-/** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no LOCAL INFILE, no query attributes. */
+/** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no query attributes; LOCAL INFILE only with mysql.local_infile. */
 export const FRONTEND_CAPABILITIES = DEFAULT_SERVER_CAPABILITIES;
 
 export interface RsaKeys {
@@ -41,6 +41,8 @@ export interface LoginSettings {
   readonly rsa: RsaKeys | undefined;
   readonly sha2Cache: Sha2DigestCache;
   readonly remoteHost: string;
+  /** Offer CLIENT_LOCAL_FILES ([mysql] local_infile). */
+  readonly localInfile: boolean;
 }
 
 export interface LoginResult {
@@ -85,7 +87,7 @@ export class ClientLogin {
   ) {}
 
   get capabilities(): number {
-    return (FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl)) >>> 0;
+    return (FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl) | (this.settings.localInfile ? Capability.LocalFiles : 0)) >>> 0;
   }
 
   greeting(): Buffer {

@@ -34,6 +34,8 @@ export interface ExchangeOwner {
   commandDone(fatal: boolean): void;
   /** Waiting for a pool connection (state `routing`). */
   waiting(): void;
+  /** The server asked for a LOAD DATA LOCAL file (request `requestSeq` forwarded): the client's next packets are the file. */
+  startUpload(conn: BackendConnection, requestSeq: number): void;
   /** What the response changed: schema, autocommit, character set, statements... */
   applyResponse(kind: CommandKind, summary: ResponseSummary, exchange: BackendExchange, conn: BackendConnection): void;
 }
@@ -279,6 +281,12 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   deliver(slices: Buffer[]): void {
     this.owner.deliver(slices, this.conn as BackendConnection);
+  }
+
+  localInfile(conn: BackendConnection, requestSeq: number): boolean {
+    if (this.kind !== 'query' && this.kind !== 'execute') return false;
+    this.owner.startUpload(conn, requestSeq);
+    return true;
   }
 
   responseEnd(tag: number, summary: ResponseSummary): void {
