@@ -349,15 +349,17 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   private updatePin(ok: boolean, holds: boolean): void {
     const wanted = this.plan?.pin ?? null;
     if (ok && (this.kind === 'query' || this.kind === 'execute')) this.inTransaction = holds;
+    // the statements of a multi-statement request before a failing one ran (a BEGIN, a SET @v): keep what they wanted
+    const ran = ok || (this.classification?.statementCount ?? 1) > 1;
     if (this.pin === null) {
-      const cause = ok && wanted !== null ? wanted : holds ? 'implicit_transaction' : null;
+      const cause = ran && wanted !== null ? wanted : holds ? 'implicit_transaction' : null;
       if (cause === null) return;
       this.pin = cause;
       this.pinnedEpoch = this.owner.epoch;
       this.owner.edge.metrics.pins.inc({ cause });
       return;
     }
-    if (ok && (wanted === 'session_state' || wanted === 'cursor') && TRANSACTIONAL.has(this.pin)) this.pin = wanted;
+    if (ran && (wanted === 'session_state' || wanted === 'cursor') && TRANSACTIONAL.has(this.pin)) this.pin = wanted;
     else if (ok && TRANSACTIONAL.has(this.pin) && !holds && (this.kind === 'query' || this.kind === 'execute')) this.unpin();
   }
 
