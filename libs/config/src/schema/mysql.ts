@@ -80,6 +80,8 @@ export const mysqlSection = z
     max_replica_lag_seconds: nonNegativeSeconds.default(30),
     fallback_to_primary: z.boolean().default(true),
     multi_statements: z.enum(['reject', 'primary']).default('reject'),
+    /** Offer CLIENT_LOCAL_FILES to clients (and ask backends for it for those that take it): LOAD DATA LOCAL INFILE is relayed. */
+    local_infile: z.boolean().default(false),
     max_packet_bytes: positiveInt.default(67108864),
     max_result_bytes: positiveInt.default(268435456),
     max_prepared_statements: positiveInt.default(1024),

@@ -5,6 +5,7 @@
 // the connection's own state (replayed session settings, prepared statements, reset before reuse).
 import type { Socket } from 'node:net';
 import {
+  Capability,
   Command,
   PacketFramer,
   ResponseTracker,
@@ -46,6 +47,12 @@ export interface ResponseSink {
   responseEnd(tag: number, summary: ResponseSummary): void;
   /** The connection failed with responses outstanding; it is closed. `lastSeq` is the last forwarded sequence id (-1: none). */
   connectionFailed(err: DbproxyError, lastSeq: number): void;
+  /**
+   * The server asks for the file of a LOAD DATA LOCAL INFILE (its request, sequence `requestSeq`, is
+   * forwarded): true when the sink relays the client's file packets (see upload); otherwise the
+   * connection answers with the empty packet (no file).
+   */
+  localInfile?(conn: BackendConnection, requestSeq: number): boolean;
   /**
    * The connection failed while the sink held it with nothing outstanding (a pinned session between
    * statements); `farewell` is the ERR the server sent before closing (wait_timeout, shutdown...), if any.
@@ -431,7 +438,7 @@ export class BackendConnection {
     const step = tracker.feed(packet);
     if (this.modes[head] === Mode.Forward) {
       if (step.role === 'prepare-ok' && this.rewriteStatementId >= 0) packet.wire.writeUInt32LE(this.rewriteStatementId, 5);
-      if (step.role === 'local-infile') this.refuseLocalInfile(packet);
+      if (step.role === 'local-infile' && !this.relaysLocalInfile(packet, this.sinks[head] as ResponseSink)) this.refuseLocalInfile(packet);
       else {
         const shift = this.seqShifts[head] as number;
         if (shift !== 0) renumber(packet.wire, shift);
@@ -461,9 +468,23 @@ export class BackendConnection {
     return MysqlEdgeErrors.backendLost(this.backend, `the server closed it: ${err.code} ${err.message}`);
   }
 
-  /** LOAD DATA LOCAL is not offered to clients: an empty packet tells the server no file comes. */
+  /** Whether the client gets the server's file request: only on a connection that asked for CLIENT_LOCAL_FILES, for a sink that relays the upload. */
+  private relaysLocalInfile(packet: MysqlPacket, sink: ResponseSink): boolean {
+    return hasFlag(this.capabilities, Capability.LocalFiles) && sink.localInfile?.(this, packet.lastSequenceId) === true;
+  }
+
+  /** No file for this request (setup statements, a sink that does not relay it): the empty packet tells the server so. */
   private refuseLocalInfile(packet: MysqlPacket): void {
     this.socket.write(Buffer.from([0, 0, 0, (packet.lastSequenceId + 1) & 0xff]));
+  }
+
+  /** A client's LOAD DATA LOCAL file packet, as it came; false when the socket buffers it (wait for whenDrained). */
+  upload(wire: Buffer): boolean {
+    return writeDirect(this.socket, this.fd, wire);
+  }
+
+  whenDrained(callback: () => void): void {
+    this.socket.once('drain', callback);
   }
 
 }

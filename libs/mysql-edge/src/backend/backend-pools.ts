@@ -16,8 +16,12 @@ import { FORWARDABLE_MARIADB_CAPABILITIES, probeBackends, type BackendIdentities
 import { MysqlEdgeErrors } from '../errors';
 import { COLLATIONS_QUERY, type CollationCatalog } from './collations';
 
-/** Client capabilities that change the bytes of responses: each combination gets its own pools. */
-export const PROFILE_FLAGS = (Capability.DeprecateEof | Capability.FoundRows | Capability.IgnoreSpace | Capability.SessionTrack) >>> 0;
+/**
+ * Client capabilities that change the bytes of responses: each combination gets its own pools.
+ * CLIENT_LOCAL_FILES (offered only with [mysql] local_infile) is one: the server asks for a file
+ * only on a connection that has it, and refuses LOAD DATA LOCAL itself (4166) on one that has not.
+ */
+export const PROFILE_FLAGS = (Capability.DeprecateEof | Capability.FoundRows | Capability.IgnoreSpace | Capability.SessionTrack | Capability.LocalFiles) >>> 0;
 
 /** Profile bit above the 32 capability bits: MARIADB_CLIENT_EXTENDED_METADATA (column definitions carry an extra field). */
 const PROFILE_EXTENDED_METADATA = 2 ** 32;

@@ -28,7 +28,7 @@ import { clientProfile } from '../backend/backend-pools';
 import type { Logger } from '@dbproxy/observability';
 import type { FrontendTls } from '@dbproxy/runtime';
 
-/** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no LOCAL INFILE, no query attributes. */
+/** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no query attributes; LOCAL INFILE only with mysql.local_infile. */
 export const FRONTEND_CAPABILITIES = DEFAULT_SERVER_CAPABILITIES;
 
 export interface RsaKeys {
@@ -47,6 +47,8 @@ export interface LoginSettings {
   readonly remoteHost: string;
   /** Where refused logins are logged with the reason the client is not told. */
   readonly logger: Logger;
+  /** Offer CLIENT_LOCAL_FILES ([mysql] local_infile). */
+  readonly localInfile: boolean;
 }
 
 export interface LoginResult {
@@ -93,7 +95,7 @@ export class ClientLogin {
   ) {}
 
   get capabilities(): number {
-    const offered = FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl);
+    const offered = FRONTEND_CAPABILITIES | (this.settings.tls.mode === 'disabled' ? 0 : Capability.Ssl) | (this.settings.localInfile ? Capability.LocalFiles : 0);
     // MariaDB servers leave CLIENT_MYSQL (LONG_PASSWORD) unset to carry extended capabilities
     return (this.settings.mariaDbCapabilities !== 0 ? offered & ~Capability.LongPassword : offered) >>> 0;
   }

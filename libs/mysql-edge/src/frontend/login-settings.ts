@@ -15,5 +15,6 @@ export function loginSettings(edge: EdgeContext, epoch: EdgeEpoch, remoteHost: s
     sha2Cache: edge.sha2Cache,
     remoteHost: remoteHost ?? 'unknown',
     logger: edge.logger,
+    localInfile: epoch.config.mysql.local_infile,
   };
 }

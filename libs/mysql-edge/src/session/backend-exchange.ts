@@ -38,6 +38,8 @@ export interface ExchangeOwner {
   waiting(): void;
   /** The pinned connection died between statements: the client gets `err` (with sequence id `seq`) and the session closes. */
   pinnedConnectionLost(err: MysqlError, seq: number): void;
+  /** The server asked for a LOAD DATA LOCAL file (request `requestSeq` forwarded): the client's next packets are the file. */
+  startUpload(conn: BackendConnection, requestSeq: number): void;
   /** What the response changed: schema, autocommit, character set, statements... */
   applyResponse(kind: CommandKind, summary: ResponseSummary, exchange: BackendExchange, conn: BackendConnection): void;
 }
@@ -293,6 +295,12 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.owner.deliver(slices, this.conn as BackendConnection);
   }
 
+  localInfile(conn: BackendConnection, requestSeq: number): boolean {
+    if (this.kind !== 'query' && this.kind !== 'execute') return false;
+    this.owner.startUpload(conn, requestSeq);
+    return true;
+  }
+
   responseEnd(tag: number, summary: ResponseSummary): void {
     const conn = this.conn as BackendConnection;
     // a setup response that ended just before the connection failed: the command itself cannot run
@@ -353,15 +361,17 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   private updatePin(ok: boolean, holds: boolean): void {
     const wanted = this.plan?.pin ?? null;
     if (ok && (this.kind === 'query' || this.kind === 'execute')) this.inTransaction = holds;
+    // the statements of a multi-statement request before a failing one ran (a BEGIN, a SET @v): keep what they wanted
+    const ran = ok || (this.classification?.statementCount ?? 1) > 1;
     if (this.pin === null) {
-      const cause = ok && wanted !== null ? wanted : holds ? 'implicit_transaction' : null;
+      const cause = ran && wanted !== null ? wanted : holds ? 'implicit_transaction' : null;
       if (cause === null) return;
       this.pin = cause;
       this.pinnedEpoch = this.owner.epoch;
       this.owner.edge.metrics.pins.inc({ cause });
       return;
     }
-    if (ok && (wanted === 'session_state' || wanted === 'cursor') && TRANSACTIONAL.has(this.pin)) this.pin = wanted;
+    if (ran && (wanted === 'session_state' || wanted === 'cursor') && TRANSACTIONAL.has(this.pin)) this.pin = wanted;
     else if (ok && TRANSACTIONAL.has(this.pin) && !holds && (this.kind === 'query' || this.kind === 'execute')) this.unpin();
   }
 

@@ -22,6 +22,7 @@ import { BackendExchange, type CommandKind, type ExchangeOwner } from './backend
 import { applyStatementResponse, dispatchCommand, type PendingPrepare } from './statement-commands';
 import { ChangeUserExchange } from './change-user';
 import { killable } from './kill-command';
+import { LocalInfileUpload } from './local-infile';
 import type { ListenerRole } from './route-planner';
 import { StatementRegistry } from './statement-registry';
 
@@ -83,6 +84,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   private blocked: BackendConnection | null = null;
   /** This session paused `blocked` (it resumes it on drain or close). */
   private pausedBackend = false;
+  /** A LOAD DATA LOCAL INFILE whose file the client is sending (see local-infile.ts). */
+  private upload: LocalInfileUpload | null = null;
   private readonly onPacket = (packet: MysqlPacket): boolean => this.packetIn(packet);
 
   constructor(
@@ -152,7 +155,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     try {
       rest = this.framer.feed(chunk, this.onPacket);
     } catch (err) {
-      return this.fatal(err, 1);
+      return this.fatal(err, this.upload?.nextSeq ?? 1);
     }
     if (this.login?.wantsTls) this.startTls(rest);
   }
@@ -174,9 +177,20 @@ export class ClientSession implements LoginHost, ExchangeOwner {
       case 'closed':
         return false;
       default:
-        this.enqueue(packet);
+        if (this.upload !== null) this.relayUpload(this.upload, packet);
+        else this.enqueue(packet);
         return true;
     }
+  }
+
+  startUpload(conn: BackendConnection, requestSeq: number): void {
+    this.upload = new LocalInfileUpload(conn, this.socket, requestSeq);
+  }
+
+  /** A file packet: to the backend; the statement's deadline starts again from each one. */
+  private relayUpload(upload: LocalInfileUpload, packet: MysqlPacket): void {
+    upload.relay(packet);
+    this.deadline = this.edge.clock.now + this.epoch.limits.queryTimeoutMs;
   }
 
   private enqueue(packet: MysqlPacket): void {
@@ -285,7 +299,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   sendError(err: MysqlError, seq: number): void {
-    this.socket.write(errPacket(seq, err, this.capabilities));
+    this.socket.write(errPacket(this.upload?.nextSeq ?? seq, err, this.capabilities));
   }
 
   applyResponse(kind: CommandKind, summary: ResponseSummary, ex: BackendExchange, conn: BackendConnection): void {
@@ -304,8 +318,13 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     // the response is complete: nothing more of this session's is read from the connection, which
     // may already serve another session (released, parked, stolen), so it must not stay paused
     this.resumeBackend();
+    const upload = this.upload;
+    this.upload = null;
+    upload?.finish();
     if (this.state === 'closed') return;
     if (fatal) return this.close('pinned backend connection lost', true);
+    // the command ended before the file did: what the client still sends is file data, never commands
+    if (upload !== null && !upload.ended) return this.close('LOAD DATA LOCAL upload cut short', true);
     this.transition('ready', 'done');
     // output still waiting for the client keeps the write deadline set when it blocked
     if (this.blocked === null) this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
@@ -440,6 +459,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     // a connection this session paused may have been joined by others since: it reads on for them
     this.resumeBackend();
     this.blocked = null;
+    this.upload?.finish();
+    this.upload = null;
     this.ex?.close();
     this.statements?.clear();
     this.queue = null;

@@ -34,7 +34,7 @@ function runKill(s: ClientSession, request: KillRequest): void {
     kills.inc({ scope: request.scope, outcome: 'ok' });
     // its own connection: the KILL is the running statement, so nothing else to stop
     if (request.scope === 'query') return s.replyOk();
-    return s.fatal(MysqlEdgeErrors.connectionKilled());
+    return s.fatal(MysqlEdgeErrors.connectionKilled(), s.replySeq);
   }
   s.transition('exchanging', 'kill');
   s.deadline = Date.now() + s.epoch.limits.queryTimeoutMs;
