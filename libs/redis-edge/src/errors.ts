@@ -34,6 +34,7 @@ export const RedisEdgeErrors = {
   keyUnmapped: createError('DBP_ERR_REDISEDGE_KEY_UNMAPPED', 'the key maps to no shard (redis.sharding.map)'),
   wrongArguments: createError<[string]>('DBP_ERR_REDISEDGE_WRONG_ARGUMENTS', "wrong number of arguments for '%s' command"),
   syntax: createError('DBP_ERR_REDISEDGE_SYNTAX', 'syntax error'),
+  unknownSubcommand: createError<[string, string]>('DBP_ERR_REDISEDGE_UNKNOWN_SUBCOMMAND', "unknown subcommand '%s'. Try %s HELP."),
   invalidCursor: createError('DBP_ERR_REDISEDGE_INVALID_CURSOR', 'invalid cursor'),
   tooManySubscriptions: createError<[number]>('DBP_ERR_REDISEDGE_TOO_MANY_SUBSCRIPTIONS', 'too many subscriptions in this session (redis.max_subscriptions = %d)'),
   subscribedContext: createError<[string]>(

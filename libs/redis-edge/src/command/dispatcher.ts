@@ -32,6 +32,7 @@ export function dispatchCommand(s: CommandSession, batch: CommandBatch, i: numbe
   if (spec === undefined) return unknownCommand(s, batch, i);
   if (s.subscriber && restrictedWhileSubscribed(s, spec)) return s.replyError(RedisEdgeErrors.subscribedContext(batch.argToString(i, 0)), 'subscribed_context');
   if (s.tx && spec.handling !== Handling.Transaction) return s.tx.queue(s, batch, i, spec);
+  if (spec.subcommands !== undefined && batch.argCount[i] >= 2) return unknownSubcommand(s, batch, i, spec);
   if (s.readOnly && !readOnlyAllows(s, spec)) return;
   switch (spec.handling) {
     case Handling.Forward:
@@ -84,6 +85,16 @@ function unknownCommand(s: CommandSession, batch: CommandBatch, i: number): void
   const home = s.homeRoute();
   if (!home) return s.replyError(RedisEdgeErrors.noBackend('primary', s.edge.routes.shardName()));
   s.sendTo(home, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
+}
+
+/**
+ * A container command (CLIENT, CONFIG, ...) with a subcommand the server does not list (CLIENT SETINFO
+ * before Redis 7.2, which ioredis sends on connect): answered as Redis answers it, never queued on a
+ * shared connection, where a busy script would hold the client's first replies.
+ */
+function unknownSubcommand(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+  const sub = batch.argToString(i, 1).slice(0, 128);
+  s.replyError(RedisEdgeErrors.unknownSubcommand(sub, spec.name.toUpperCase()), 'unknown_subcommand');
 }
 
 function hasBlockOption(batch: CommandBatch, i: number): boolean {

@@ -1,5 +1,6 @@
-// SCRIPT KILL and FUNCTION KILL: on connections of their own to every shard, since the script they
-// stop may be running on a shared connection, which the server does not read until it ends.
+// SCRIPT KILL and FUNCTION KILL: on fresh connections of their own to every shard (set up with
+// allow-busy commands only), since the script they stop may be running on a shared connection,
+// which the server does not read until it ends.
 import type { CommandBatch, Redirect } from '@dbproxy/resp';
 import { RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -11,21 +12,19 @@ import type { EndpointRoute } from './link-directory';
 import { Merge } from './merge';
 import type { CommandSession } from './session';
 
-/** One leased connection carrying one kill: given back once its reply arrived. */
+/** One connection carrying one kill: closed once its reply arrived. */
 class KillSink implements ReplySink {
   constructor(
-    private readonly s: CommandSession,
     private readonly link: BackendLink,
     private readonly inner: ReplySink,
   ) {}
 
   deliver(seq: number, part: number, buf: Buffer, start: number, end: number): void {
-    this.s.edge.links.release(this.link, true);
     this.inner.deliver(seq, part, buf, start, end);
+    this.link.close(RedisEdgeErrors.backendLost(this.link.endpoint.address, 'kill sent'), 'kill sent');
   }
 
   fail(seq: number, part: number, err: Error): void {
-    this.s.edge.links.release(this.link, false);
     this.inner.fail(seq, part, err);
   }
 
@@ -36,7 +35,8 @@ class KillSink implements ReplySink {
 
 /**
  * Sent at once (not behind the session's owed replies: its own EVAL may be what it stops), on a
- * leased connection to each shard's node; `+OK` when one shard stopped a script (one_succeeded).
+ * fresh connection to each shard's node (bounded by the connect and command timeouts); `+OK` when
+ * one shard stopped a script (one_succeeded).
  */
 export function killCommand(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
   const targets = s.allShards();
@@ -47,9 +47,8 @@ export function killCommand(s: CommandSession, batch: CommandBatch, i: number, s
   const sink: ReplySink = unique.length === 1 ? s : new Fanout(s, Merge.OneSucceeded, unique.length, undefined, 0, spec.display);
   unique.forEach((route, p) => {
     const part = unique.length === 1 ? -1 : p;
-    const link = s.edge.links.lease(route.endpoint, s.state);
-    if (link instanceof Error) return sink.fail(seq, part, link);
+    const link = s.edge.links.openForKill(route.endpoint, s.state);
     countCommand(route, spec);
-    link.send(new KillSink(s, link, sink), seq, part, 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
+    link.send(new KillSink(link, sink), seq, part, 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
   });
 }

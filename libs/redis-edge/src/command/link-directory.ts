@@ -4,7 +4,7 @@
 import { RedisEdgeErrors } from '../errors';
 import { BackendLink, type FrameSink, type LinkOptions } from '../io/backend-link';
 import type { CommandCounts } from '../metrics';
-import { DEFAULT_STATE, isDefaultState, setupFrames, type ConnectionState, type NodeEndpoint } from '../io/endpoint';
+import { DEFAULT_STATE, isDefaultState, killSetupFrames, setupFrames, type ConnectionState, type NodeEndpoint } from '../io/endpoint';
 
 /** A node as routing tables hold it, with its shared connection (kept across table rebuilds). */
 export class EndpointRoute {
@@ -67,7 +67,18 @@ export class LinkDirectory {
 
   /** A connection of its own for a session (state replayed), or a pub/sub connection with `sink`. */
   open(endpoint: NodeEndpoint, state: ConnectionState, sink?: FrameSink): BackendLink {
-    const link = new BackendLink(endpoint, setupFrames(endpoint, state), this.options.link, sink);
+    return this.track(new BackendLink(endpoint, setupFrames(endpoint, state), this.options.link, sink));
+  }
+
+  /**
+   * A fresh connection for one SCRIPT KILL / FUNCTION KILL, set up with allow-busy commands only, outside
+   * the lease pool (blocked clients cannot use it up); timed out like any command (not `blocking`).
+   */
+  openForKill(endpoint: NodeEndpoint, state: ConnectionState): BackendLink {
+    return this.track(new BackendLink(endpoint, killSetupFrames(endpoint, state), this.options.link));
+  }
+
+  private track(link: BackendLink): BackendLink {
     this.tracked.add(link);
     link.onClosed = () => this.tracked.delete(link);
     return link;

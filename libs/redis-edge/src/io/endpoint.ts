@@ -44,14 +44,15 @@ export function isDefaultState(state: ConnectionState): boolean {
   return state.protocol === 2 && state.auth === undefined && state.db === undefined && state.name === undefined;
 }
 
+function authArgs(endpoint: NodeEndpoint, state: ConnectionState): CommandArg[] | undefined {
+  if (state.auth) return [state.auth.username ?? 'default', state.auth.password];
+  return endpoint.password !== undefined && endpoint.password !== '' ? [endpoint.username ?? 'default', endpoint.password] : undefined;
+}
+
 /** The commands that put a new connection to `endpoint` into `state`, in order. */
 export function setupFrames(endpoint: NodeEndpoint, state: ConnectionState): Buffer[] {
   const frames: Buffer[] = [];
-  const auth: CommandArg[] | undefined = state.auth
-    ? [state.auth.username ?? 'default', state.auth.password]
-    : endpoint.password !== undefined && endpoint.password !== ''
-      ? [endpoint.username ?? 'default', endpoint.password]
-      : undefined;
+  const auth = authArgs(endpoint, state);
   if (state.protocol === 3) {
     frames.push(encodeCommand(['HELLO', '3', ...(auth ? ['AUTH', ...auth] : []), ...(state.name ? ['SETNAME', state.name] : [])]));
   } else {
@@ -62,4 +63,14 @@ export function setupFrames(endpoint: NodeEndpoint, state: ConnectionState): Buf
   if (db !== 0) frames.push(encodeCommand(['SELECT', db]));
   if (endpoint.readOnly) frames.push(encodeCommand(['READONLY']));
   return frames;
+}
+
+/**
+ * The setup of a connection carrying SCRIPT KILL / FUNCTION KILL to a server running a script: only
+ * AUTH, which is flagged allow-busy (SELECT, CLIENT SETNAME and READONLY are answered -BUSY then;
+ * the kill acts on the whole server, so it needs none of them).
+ */
+export function killSetupFrames(endpoint: NodeEndpoint, state: ConnectionState): Buffer[] {
+  const auth = authArgs(endpoint, state);
+  return auth ? [encodeCommand(['AUTH', ...auth])] : [];
 }
