@@ -3,33 +3,25 @@
 // command of k frames starts at sequence id k, as from the server itself.
 import { createHash, randomBytes } from 'node:crypto';
 import { Command } from '@dbproxy/protocol-mysql';
-import { startMariaDb } from '@dbproxy/testing';
-import { createConnection, type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
+import { type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
 import { RawClient } from './raw-client';
-import { APP_USER, startEdge, type EdgeHarness } from './harness';
+import { APP_USER, type EdgeHarness } from './harness';
+import { startPrimaryOnly, stopPrimaryOnly, type PrimaryOnly } from './primary-only';
 
 jest.setTimeout(180_000);
 
 const MIB = 1024 * 1024;
 const MAX_FRAME = 0xffffff;
 
-let db: Awaited<ReturnType<typeof startMariaDb>>;
+let db: PrimaryOnly['db'];
 let edge: EdgeHarness;
 let root: Connection;
 
 beforeAll(async () => {
-  db = await startMariaDb({ replicas: 0, settings: { max_allowed_packet: String(128 * MIB) } });
-  edge = await startEdge([{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' }], `max_packet_bytes = ${128 * MIB}\nread_after_write_seconds = 0`);
-  root = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
-  await root.query('CREATE DATABASE app');
-  await root.query('CREATE TABLE app.blobs (id INT PRIMARY KEY, b LONGBLOB)');
+  ({ db, edge, root } = await startPrimaryOnly(`max_packet_bytes = ${128 * MIB}\nread_after_write_seconds = 0`, ['CREATE DATABASE app', 'CREATE TABLE app.blobs (id INT PRIMARY KEY, b LONGBLOB)'], { max_allowed_packet: String(128 * MIB) }));
 });
 
-afterAll(async () => {
-  await root?.end();
-  await edge?.stop();
-  await db?.destroy();
-});
+afterAll(() => stopPrimaryOnly({ db, edge, root }));
 
 function sha1(b: Buffer): string {
   return createHash('sha1').update(b).digest('hex');

@@ -5,13 +5,14 @@
 // gets it), clients without CLIENT_LOCAL_FILES and the feature switched off get the server's 4166.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { startMariaDb, waitFor } from '@dbproxy/testing';
-import { createConnection, type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
-import { applyMysqlSetting, startEdge, type EdgeHarness } from './harness';
+import { waitFor } from '@dbproxy/testing';
+import { type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
+import { applyMysqlSetting, type EdgeHarness } from './harness';
+import { startPrimaryOnly, stopPrimaryOnly, type PrimaryOnly } from './primary-only';
 
 jest.setTimeout(120_000);
 
-let db: Awaited<ReturnType<typeof startMariaDb>>;
+let db: PrimaryOnly['db'];
 let edge: EdgeHarness;
 let root: Connection;
 
@@ -19,18 +20,10 @@ const MAX_PACKET = 1024 * 1024;
 const LOAD = "LOAD DATA LOCAL INFILE 'rows.csv' INTO TABLE t FIELDS TERMINATED BY ',' (id, v)";
 
 beforeAll(async () => {
-  db = await startMariaDb({ replicas: 0 });
-  edge = await startEdge([{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' }], `local_infile = true\npool_max_per_backend = 1\nmax_packet_bytes = ${MAX_PACKET}\nread_after_write_seconds = 0`);
-  root = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
-  await root.query('CREATE DATABASE app');
-  await root.query('CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(200)) ENGINE=InnoDB');
+  ({ db, edge, root } = await startPrimaryOnly(`local_infile = true\npool_max_per_backend = 1\nmax_packet_bytes = ${MAX_PACKET}\nread_after_write_seconds = 0`, ['CREATE DATABASE app', 'CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(200)) ENGINE=InnoDB']));
 });
 
-afterAll(async () => {
-  await root?.end();
-  await edge?.stop();
-  await db?.destroy();
-});
+afterAll(() => stopPrimaryOnly({ db, edge, root }));
 
 beforeEach(async () => {
   await root.query('TRUNCATE TABLE app.t');

@@ -3,31 +3,22 @@
 // the default "reject" mode, then with multi_statements = "primary" several result sets, OK and
 // result sets mixed, an error in the middle (later statements not run), streaming with the client
 // pausing across results, and the pins statements before a failing one leave.
-import { startMariaDb } from '@dbproxy/testing';
 import { createConnection as createCallbackConnection, type RowDataPacket as CallbackRow } from 'mysql2';
-import { createConnection, type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
-import { applyMysqlSetting, APP_USER, startEdge, type EdgeHarness } from './harness';
+import { type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
+import { applyMysqlSetting, APP_USER, type EdgeHarness } from './harness';
+import { startPrimaryOnly, stopPrimaryOnly, type PrimaryOnly } from './primary-only';
 
 jest.setTimeout(120_000);
 
-let db: Awaited<ReturnType<typeof startMariaDb>>;
+let db: PrimaryOnly['db'];
 let edge: EdgeHarness;
 let root: Connection;
 
 beforeAll(async () => {
-  db = await startMariaDb({ replicas: 0 });
-  edge = await startEdge([{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' }], 'read_after_write_seconds = 0\npool_max_per_backend = 4');
-  root = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
-  await root.query('CREATE DATABASE app');
-  await root.query('CREATE TABLE app.t (id INT PRIMARY KEY, v INT)');
-  await root.query('CREATE PROCEDURE app.two_sets(n INT) BEGIN SELECT n AS a; SELECT n * 2 AS b, n * 3 AS c; END');
+  ({ db, edge, root } = await startPrimaryOnly('read_after_write_seconds = 0\npool_max_per_backend = 4', ['CREATE DATABASE app', 'CREATE TABLE app.t (id INT PRIMARY KEY, v INT)', 'CREATE PROCEDURE app.two_sets(n INT) BEGIN SELECT n AS a; SELECT n * 2 AS b, n * 3 AS c; END']));
 });
 
-afterAll(async () => {
-  await root?.end();
-  await edge?.stop();
-  await db?.destroy();
-});
+afterAll(() => stopPrimaryOnly({ db, edge, root }));
 
 /** The results of a multi-result query, typed per result (mysql2's types do not mix OK and rows). */
 async function results<T extends unknown[]>(conn: Connection, sql: string): Promise<T> {

@@ -3,28 +3,21 @@
 // connections do not ask for CLIENT_MULTI_STATEMENTS); with "primary" only clients that asked
 // for multi-statements may send them (the pools take connections that ask for them once the
 // setting changes).
-import { startMariaDb } from '@dbproxy/testing';
-import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { applyMysqlSetting, startEdge, type EdgeHarness } from './harness';
+import { type Connection, type RowDataPacket } from 'mysql2/promise';
+import { applyMysqlSetting, type EdgeHarness } from './harness';
+import { startPrimaryOnly, stopPrimaryOnly, type PrimaryOnly } from './primary-only';
 
 jest.setTimeout(120_000);
 
-let db: Awaited<ReturnType<typeof startMariaDb>>;
+let db: PrimaryOnly['db'];
 let edge: EdgeHarness;
 let root: Connection;
 
 beforeAll(async () => {
-  db = await startMariaDb({ replicas: 0 });
-  edge = await startEdge([{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' }], 'read_after_write_seconds = 0');
-  root = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
-  await root.query('CREATE DATABASE app');
+  ({ db, edge, root } = await startPrimaryOnly('read_after_write_seconds = 0', ['CREATE DATABASE app']));
 });
 
-afterAll(async () => {
-  await root?.end();
-  await edge?.stop();
-  await db?.destroy();
-});
+afterAll(() => stopPrimaryOnly({ db, edge, root }));
 
 async function allowMultiStatements(): Promise<void> {
   await applyMysqlSetting(edge, 'multi_statements', 'primary');

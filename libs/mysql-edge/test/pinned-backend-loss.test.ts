@@ -3,29 +3,21 @@
 // it sent one (wait_timeout), else 1927, and its connection closes, as a direct one would; it does
 // not learn it only at its next statement.
 import type { EventEmitter } from 'node:events';
-import { startMariaDb } from '@dbproxy/testing';
-import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { startEdge, type EdgeHarness } from './harness';
+import { type Connection, type RowDataPacket } from 'mysql2/promise';
+import { type EdgeHarness } from './harness';
+import { startPrimaryOnly, stopPrimaryOnly, type PrimaryOnly } from './primary-only';
 
 jest.setTimeout(120_000);
 
-let db: Awaited<ReturnType<typeof startMariaDb>>;
+let db: PrimaryOnly['db'];
 let edge: EdgeHarness;
 let root: Connection;
 
 beforeAll(async () => {
-  db = await startMariaDb({ replicas: 0 });
-  edge = await startEdge([{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' }], 'read_after_write_seconds = 0');
-  root = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
-  await root.query('CREATE DATABASE app');
-  await root.query('CREATE TABLE app.t (id INT PRIMARY KEY AUTO_INCREMENT, v INT)');
+  ({ db, edge, root } = await startPrimaryOnly('read_after_write_seconds = 0', ['CREATE DATABASE app', 'CREATE TABLE app.t (id INT PRIMARY KEY AUTO_INCREMENT, v INT)']));
 });
 
-afterAll(async () => {
-  await root?.end();
-  await edge?.stop();
-  await db?.destroy();
-});
+afterAll(() => stopPrimaryOnly({ db, edge, root }));
 
 interface Ending {
   readonly error: (Error & { code?: unknown; fatal?: boolean }) | null;

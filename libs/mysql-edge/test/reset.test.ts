@@ -2,29 +2,21 @@
 // of statement that leaves the session holding a backend connection (a parked one after a read or
 // a write, a pinned one in a transaction or with session state): the session goes on with clean
 // state, as on a direct connection.
-import { startMariaDb } from '@dbproxy/testing';
-import { createConnection, createPool, type Connection, type RowDataPacket } from 'mysql2/promise';
-import { APP_USER, startEdge, type EdgeHarness } from './harness';
+import { createPool, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { APP_USER, type EdgeHarness } from './harness';
+import { startPrimaryOnly, stopPrimaryOnly, type PrimaryOnly } from './primary-only';
 
 jest.setTimeout(120_000);
 
-let db: Awaited<ReturnType<typeof startMariaDb>>;
+let db: PrimaryOnly['db'];
 let edge: EdgeHarness;
 let root: Connection;
 
 beforeAll(async () => {
-  db = await startMariaDb({ replicas: 0 });
-  edge = await startEdge([{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' }], 'read_after_write_seconds = 0');
-  root = await createConnection({ host: db.primary.host, port: db.primary.port, user: 'root' });
-  await root.query('CREATE DATABASE app');
-  await root.query('CREATE TABLE app.t (id INT PRIMARY KEY AUTO_INCREMENT, v INT)');
+  ({ db, edge, root } = await startPrimaryOnly('read_after_write_seconds = 0', ['CREATE DATABASE app', 'CREATE TABLE app.t (id INT PRIMARY KEY AUTO_INCREMENT, v INT)']));
 });
 
-afterAll(async () => {
-  await root?.end();
-  await edge?.stop();
-  await db?.destroy();
-});
+afterAll(() => stopPrimaryOnly({ db, edge, root }));
 
 /** Statements after which the session holds a connection: parked (read, write) or pinned (transaction, session state). */
 const BEFORE: readonly [string, readonly string[]][] = [
