@@ -1,5 +1,5 @@
 // KILL statements as the edge reads them: every form MariaDB and MySQL clients send, and the refused ones.
-import { parseKill, startsWithKill } from './kill-statement';
+import { batchMentionsKill, parseKill, startsWithKill } from './kill-statement';
 
 describe('parseKill', () => {
   it.each([
@@ -28,5 +28,17 @@ describe('parseKill', () => {
   it('knows a prepared KILL', () => {
     expect(startsWithKill(' /* x */ KILL 5')).toBe(true);
     expect(startsWithKill('SELECT kill FROM t')).toBe(false);
+  });
+
+  it.each([
+    ['KILL 5; SELECT 1', true],
+    ['SELECT 1; kill query 7', true],
+    ['SELECT 1; /*!50000 KILL */ 5', true],
+    ["SELECT 1; SELECT 'unterminated", true],
+    ['INSERT INTO skills VALUES (1); SELECT 1', false],
+    ["INSERT INTO t VALUES ('kill'); SELECT `kill` FROM t", false],
+    ['SELECT 1; /* kill */ SELECT 2', false],
+  ])('a batch %j names KILL: %p', (sql, named) => {
+    expect(batchMentionsKill(sql)).toBe(named);
   });
 });

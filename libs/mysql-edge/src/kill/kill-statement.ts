@@ -1,5 +1,6 @@
 // Reads a KILL statement the edge intercepts: KILL [HARD | SOFT] [CONNECTION | QUERY] <id>, and
 // recognizes the forms it refuses (KILL QUERY ID <query id>, KILL USER <name>, an expression).
+import { SqlScanner, Tok } from '@dbproxy/sql';
 
 /** What one KILL statement asks for. */
 export type KillRequest =
@@ -60,7 +61,17 @@ export function startsWithKill(sql: string): boolean {
   return /^[\s(]*kill\b/i.test(codeOf(sql));
 }
 
-/** A multi-statement request naming KILL anywhere (even in a string): never sent to a server, whose KILL would run with the pool's privilege. */
+/**
+ * A multi-statement request with KILL as a word of its code (executable comments included, strings
+ * and quoted names not): never sent to a server, whose KILL would run with the pool's privilege.
+ * Text the scanner cannot read counts as naming it.
+ */
 export function batchMentionsKill(sql: string): boolean {
-  return /kill/i.test(sql);
+  const scanner = new SqlScanner('mysql');
+  scanner.reset(sql);
+  for (let kind = scanner.next(); kind !== Tok.End; kind = scanner.next()) {
+    if (kind === Tok.Error) return true;
+    if (kind === Tok.Word && scanner.end - scanner.start === 4 && sql.slice(scanner.start, scanner.end).toLowerCase() === 'kill') return true;
+  }
+  return false;
 }
