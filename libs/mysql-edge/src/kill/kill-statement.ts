@@ -7,39 +7,24 @@ export type KillRequest =
   | { readonly kind: 'kill'; readonly scope: 'query' | 'connection'; readonly id: number }
   | { readonly kind: 'refused'; readonly form: string };
 
-/**
- * The statement's code with comments taken out. Executable comments (`/*!50000 QUERY *\/`,
- * `/*M!100000 ... *\/`) are code to the server, so their content stays.
- */
-function codeOf(sql: string): string {
-  let out = '';
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i] as string;
-    const next = sql[i + 1];
-    if (c === '/' && next === '*') {
-      const end = sql.indexOf('*/', i + 2);
-      const body = sql.slice(i + 2, end < 0 ? sql.length : end);
-      const executable = /^M?!\d*/.exec(body);
-      out += executable ? ` ${body.slice(executable[0].length)} ` : ' ';
-      i = end < 0 ? sql.length : end + 2;
-    } else if (c === '#' || (c === '-' && next === '-' && /\s/.test(sql[i + 2] ?? ' '))) {
-      const end = sql.indexOf('\n', i);
-      out += ' ';
-      i = end < 0 ? sql.length : end + 1;
-    } else {
-      out += c;
-      i++;
-    }
+/** The texts of the statement's code tokens: comments out, executable comments' content in (libs/sql's scanner); null when it cannot be read. */
+function codeWords(sql: string): string[] | null {
+  const scanner = new SqlScanner('mysql');
+  scanner.reset(sql);
+  const words: string[] = [];
+  for (let kind = scanner.next(); kind !== Tok.End; kind = scanner.next()) {
+    if (kind === Tok.Error) return null;
+    if (kind !== Tok.Comment) words.push(sql.slice(scanner.start, scanner.end));
   }
-  return out;
+  return words;
 }
 
 const MAX_ID = 0xffffffff;
 
 /** The KILL request in `sql` (one statement whose command is KILL), as the edge serves or refuses it. */
 export function parseKill(sql: string): KillRequest {
-  const words = codeOf(sql).trim().replace(/;\s*$/, '').trim().split(/\s+/);
+  const words = codeWords(sql) ?? [];
+  if (words[words.length - 1] === ';') words.pop();
   let i = 1; // words[0] is KILL
   const upper = (n: number): string => (words[n] ?? '').toUpperCase();
   if (upper(i) === 'HARD' || upper(i) === 'SOFT') i++;
@@ -58,20 +43,16 @@ export function parseKill(sql: string): KillRequest {
 
 /** Whether a statement text starts with KILL (a COM_STMT_PREPARE the edge refuses). */
 export function startsWithKill(sql: string): boolean {
-  return /^[\s(]*kill\b/i.test(codeOf(sql));
+  const first = (codeWords(sql) ?? []).find((w) => w !== '(');
+  return first?.toLowerCase() === 'kill';
 }
 
 /**
  * A multi-statement request with KILL as a word of its code (executable comments included, strings
  * and quoted names not): never sent to a server, whose KILL would run with the pool's privilege.
- * Text the scanner cannot read counts as naming it.
+ * Text the scanner cannot read counts as naming it. A word token's text is bare: strings and
+ * quoted names keep their quotes.
  */
 export function batchMentionsKill(sql: string): boolean {
-  const scanner = new SqlScanner('mysql');
-  scanner.reset(sql);
-  for (let kind = scanner.next(); kind !== Tok.End; kind = scanner.next()) {
-    if (kind === Tok.Error) return true;
-    if (kind === Tok.Word && scanner.end - scanner.start === 4 && sql.slice(scanner.start, scanner.end).toLowerCase() === 'kill') return true;
-  }
-  return false;
+  return (codeWords(sql) ?? ['kill']).some((w) => w.toLowerCase() === 'kill');
 }
