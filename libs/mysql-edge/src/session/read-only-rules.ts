@@ -4,8 +4,8 @@ import { tokenize, Tok, type SqlRoute, type UnsafeReason } from '@dbproxy/sql';
 /** Reasons that keep a read off a replica on the read-write listener but change nothing on the server: values of the session's own connection. */
 const SESSION_LOCAL: ReadonlySet<string> = new Set(['not_a_read', 'user_variable', 'session_variable', 'state_function']);
 
-/** Utility statements that only read (SHOW, EXPLAIN, ...). KILL keeps its earlier behaviour (a replica). */
-const READING_UTILITIES: ReadonlySet<string> = new Set(['show', 'explain', 'describe', 'desc', 'analyze', 'help', 'checksum', 'get', 'kill']);
+/** Utility statements that only read (SHOW, EXPLAIN, ...). KILL never gets here: the edge serves it (src/kill). */
+const READING_UTILITIES: ReadonlySet<string> = new Set(['show', 'explain', 'describe', 'desc', 'analyze', 'help', 'checksum', 'get']);
 
 /** Session variables that only serve binary logging, replication or server debugging: a read-only session has no use for them. */
 const REFUSED_VARIABLES = /^(sql_log_bin|gtid_\w*|server_id|pseudo_\w*|skip_replication|sql_slave_\w*|slave_\w*|debug|debug_dbug|debug_sync|wsrep_\w*)$/i;

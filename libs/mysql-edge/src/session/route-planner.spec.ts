@@ -48,7 +48,7 @@ describe('planStatement', () => {
     "SELECT a FROM t INTO OUTFILE '/tmp/x'", 'CALL p()', 'CREATE TEMPORARY TABLE t (a INT)', "PREPARE s FROM 'SELECT 1'", 'EXECUTE s',
     'SET sql_log_bin = 0', 'SET @@session.gtid_seq_no = 5', "SET @x = 1, `pseudo_thread_id` = 3", "SET @x = GET_LOCK('a', 1)", 'SET @s = NEXTVAL(s)',
     'SET STATEMENT max_statement_time = 1 FOR UPDATE t SET a = 1', 'START TRANSACTION READ WRITE', 'CHECK TABLE t', 'ANALYZE TABLE t',
-    'FLUSH TABLES', 'SET GLOBAL max_connections = 5', 'BEGIN NOT ATOMIC SELECT 1; END', 'CREATE PROCEDURE p() BEGIN SELECT 1; END',
+    'FLUSH TABLES', 'SET GLOBAL max_connections = 5', 'SET @@global.max_connections = 5', 'SET @@GLOBAL.read_only = 0', 'BEGIN NOT ATOMIC SELECT 1; END', 'CREATE PROCEDURE p() BEGIN SELECT 1; END',
     'SELECT 1; SELECT 2', 'FOO BAR', 'IF 1 THEN SELECT 1; END IF',
   ])('refuses %s on the read-only listener with 1290', (sql) => {
     expect(plan(sql, { ...ro, multiStatements: 'primary' })).toMatchObject({ code: 'DBP_ERR_MYSQLEDGE_READ_ONLY', message: expect.stringMatching(/^The read-only listener runs only reads a replica may serve, not .+; use the read-write listener$/) });
