@@ -78,8 +78,18 @@ function checkPostgres(c: DbproxyConfig, issues: ConfigIssue[]): void {
   const sharding = c.postgres.sharding;
   if (sharding.map) checkShardMap('postgres.sharding.map', sharding.map, known, 'postgres_backends', issues);
   if (sharding.enabled && !sharding.map) issues.push({ path: 'postgres.sharding.map', message: 'required when sharding is enabled' });
+  sharding.rules.forEach((rule, i) => checkShardMap(`postgres.sharding.rules[${i}].map`, rule.map, known, 'postgres_backends', issues));
+  if (sharding.rules.length > 0 && c.postgres.routing_mode !== 'transaction') {
+    issues.push({ path: 'postgres.sharding.rules', message: 'statement sharding rules are honoured only in routing_mode = "transaction" (transparent mode relays the wire and does not route statements)' });
+  }
+  if (sharding.rules.length > 0 && sharding.enabled) {
+    issues.push({ path: 'postgres.sharding.rules', message: 'cannot be combined with enabled = true (a shard chosen by startup parameter); choose statement rules or the startup parameter' });
+  }
+  if (sharding.multi_shard !== 'reject' && sharding.rules.length === 0) {
+    issues.push({ path: 'postgres.sharding.multi_shard', message: 'only applies to [[postgres.sharding.rules]]; there are none' });
+  }
   // without a shard map every connection goes to default_shard
-  const usesDefault = sharding.enabled ? sharding.missing === 'default' : c.postgres.enabled && known.size > 0;
+  const usesDefault = sharding.enabled ? sharding.missing === 'default' : (c.postgres.enabled && known.size > 0) || sharding.rules.length > 0;
   if (usesDefault && !known.has(sharding.default_shard)) {
     issues.push({ path: 'postgres.sharding.default_shard', message: `shard "${sharding.default_shard}" has no backends in postgres_backends` });
   }

@@ -11,6 +11,7 @@ const PG_SERVICE = 'libs/pg-edge/src/service.ts';
 const PG_TX = 'libs/pg-edge/src/transaction/tx-session.ts';
 const PG_POOLS = 'libs/pg-edge/src/transaction/backend-pools.ts';
 const PG_SHARD_KEY = 'libs/pg-edge/src/startup-shard-key.ts';
+const PG_STATEMENT_SHARDING = 'libs/pg-edge/src/transaction/sharding/statement-sharding.ts';
 const PG_BACKEND_TLS = 'libs/pg-edge/src/backend-socket.ts';
 const REDIS_SERVICE = 'libs/redis-edge/src/service.ts';
 const REDIS_COMMAND = 'libs/redis-edge/src/command/command-edge.ts';
@@ -152,6 +153,13 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'postgres.sharding.default_shard': PG_SHARD_KEY,
   'postgres.sharding.map': PG_SHARD_KEY,
   ...shardMapKeys('postgres.sharding.map'),
+  // statement-level sharding in transaction mode (the SqlRouter's rules)
+  'postgres.sharding.rules': PG_STATEMENT_SHARDING,
+  'postgres.sharding.rules[].table': PG_STATEMENT_SHARDING,
+  'postgres.sharding.rules[].column': PG_STATEMENT_SHARDING,
+  'postgres.sharding.rules[].map': PG_STATEMENT_SHARDING,
+  ...shardMapKeys('postgres.sharding.rules[].map'),
+  'postgres.sharding.multi_shard': PG_STATEMENT_SHARDING,
   postgres_backends: PG_POOLS,
   'postgres_backends[].name': TARGETS,
   'postgres_backends[].address': PG_POOLS,

@@ -46,16 +46,25 @@ export interface MergedFigures {
 export interface BackendsReport {
   readonly routing_mode: 'transparent' | 'transaction';
   readonly backends: readonly Record<string, unknown>[];
+  /** The same backends grouped by shard: each shard's primary and replicas, by name. */
+  readonly shards: Readonly<Record<string, { primary: string[]; replicas: string[] }>>;
   readonly processes: readonly { pid: number; sessions: number }[];
 }
 
 export function backendsReport(mode: 'transparent' | 'transaction', directory: BackendDirectory, figures: MergedFigures): BackendsReport {
   const byName = new Map(figures.pools.map((p) => [p.backend, p]));
   const transparentLoad = figures.transparent;
+  const described = directory.describe();
+  const shards: Record<string, { primary: string[]; replicas: string[] }> = {};
+  for (const { config, state } of described) {
+    const group = (shards[config.shard] ??= { primary: [], replicas: [] });
+    ((state?.role ?? config.role) === 'primary' ? group.primary : group.replicas).push(config.name);
+  }
   return {
     routing_mode: mode,
     processes: figures.processes,
-    backends: directory.describe().map(({ config, state }) => {
+    shards,
+    backends: described.map(({ config, state }) => {
       const pool = byName.get(config.name);
       return {
         name: config.name,

@@ -48,6 +48,17 @@ export const PgEdgeErrors = {
   statementUnknown: createError<[string]>('DBP_ERR_PGEDGE_STATEMENT_UNKNOWN', 'prepared statement "%s" does not exist'),
   protocol: createError<[string]>('DBP_ERR_PGEDGE_PROTOCOL', 'protocol violation: %s'),
   loginTimeout: createError<[number]>('DBP_ERR_PGEDGE_LOGIN_TIMEOUT', 'startup did not complete within %d s'),
+  shardSpan: createError<[string]>('DBP_ERR_PGEDGE_SHARD_SPAN', 'cannot run %s: statements are routed to one shard; constrain the shard column to keys of one shard'),
+  shardCrossTransaction: createError<[string, string]>(
+    'DBP_ERR_PGEDGE_SHARD_CROSS_TRANSACTION',
+    'statement routes to shard "%s" but this transaction runs on shard "%s"; a transaction stays on the shard of its first statement: ROLLBACK and run it in its own transaction',
+  ),
+  shardMerge: createError<[string]>('DBP_ERR_PGEDGE_SHARD_MERGE', 'a read on every shard cannot use %s: rows are only concatenated across shards; constrain the shard column to one shard'),
+  shardParameterType: createError<[number, number, string]>(
+    'DBP_ERR_PGEDGE_SHARD_PARAMETER_TYPE',
+    'parameter $%d (type OID %d, %s format) is a shard key of a type the router cannot read; bind it as int2, int4, int8, numeric, text or varchar',
+  ),
+  transactionAborted: createError('DBP_ERR_PGEDGE_TRANSACTION_ABORTED', 'current transaction is aborted, commands ignored until end of transaction block'),
 } as const;
 
 /** SQLSTATE of each pg-edge error (PostgreSQL Appendix A). */
@@ -79,6 +90,21 @@ const SQLSTATE: Readonly<Record<string, string>> = {
   DBP_ERR_PGEDGE_STATEMENT_UNKNOWN: '26000', // invalid_sql_statement_name
   DBP_ERR_PGEDGE_PROTOCOL: '08P01', // protocol_violation
   DBP_ERR_PGEDGE_LOGIN_TIMEOUT: '08006',
+  DBP_ERR_PGEDGE_SHARD_SPAN: '0A000', // feature_not_supported
+  DBP_ERR_PGEDGE_SHARD_CROSS_TRANSACTION: '25001', // active_sql_transaction
+  DBP_ERR_PGEDGE_SHARD_MERGE: '0A000',
+  DBP_ERR_PGEDGE_SHARD_PARAMETER_TYPE: '42804', // datatype_mismatch
+  DBP_ERR_PGEDGE_TRANSACTION_ABORTED: '25P02', // in_failed_sql_transaction
+  // libs/sql's refusals of statements on sharded tables ([[postgres.sharding.rules]])
+  DBP_ERR_SQL_SHARD_KEY_MISSING: '0A000',
+  DBP_ERR_SQL_SHARD_MULTI: '0A000',
+  DBP_ERR_SQL_SHARD_UNSUPPORTED: '0A000',
+  DBP_ERR_SQL_SHARD_KEY_ASSIGNED: '428C9', // generated_always: the column cannot be assigned
+  DBP_ERR_SQL_SHARD_KEY_UNMAPPED: '22023', // invalid_parameter_value
+  DBP_ERR_SQL_SHARD_KEY_INVALID: '22023',
+  DBP_ERR_SQL_SHARD_KEY_UNBOUND: '42P02', // undefined_parameter
+  DBP_ERR_SQL_SHARD_HINT_UNKNOWN: '22023',
+  DBP_ERR_SQL_SHARD_HINT_CONFLICT: '22023',
 };
 
 /** The SQLSTATE for any error code pg-edge may have to report (its own, protocol-pg's, else XX000). */

@@ -18,6 +18,8 @@ export interface PgEdgeMetrics {
   readonly pipelinedUnits: Counter;
   /** Per-statement route counts, added to `routes` and `fallbacks` at scrape time. */
   readonly routeTally: RouteTally;
+  /** Units routed by statement sharding ([[postgres.sharding.rules]]), by shard (a read on every shard counts once per shard). */
+  readonly shardUnits: Counter<'shard'>;
 }
 
 /** Per-backend pool figures, read from the pools at scrape time. */
@@ -129,6 +131,7 @@ export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures
       (fallbacks) => routeTally.flushFallbacks(fallbacks),
     ),
     sessionsPoisoned: metrics.counter({ name: 'dbproxy_pg_sessions_poisoned_total', help: 'Pinned sessions ended because their backend connection was lost', labelNames: ['reason'] }),
+    shardUnits: metrics.counter({ name: 'dbproxy_pg_shard_units_total', help: 'Transaction-mode units routed by [[postgres.sharding.rules]], by shard', labelNames: ['shard'] }),
     pipelinedUnits: metrics.counter({ name: 'dbproxy_pg_pipelined_units_total', help: 'Reads queued behind other sessions\' reads on a lent connection instead of waiting for one (pipeline_depth)' }),
   };
 }

@@ -18,6 +18,7 @@ import { CANCEL_SUBJECT, encodeCancel, handleCancel, receiveCancel, refuse } fro
 import { StartupShardKey } from './startup-shard-key';
 import { TransactionPools } from './transaction/backend-pools';
 import { TxShared } from './transaction/tx-shared';
+import { routerRulesOf } from './transaction/sharding/statement-sharding';
 import { startTransactionSession } from './transaction/tx-startup';
 import { TransparentSession } from './transparent/transparent-session';
 
@@ -43,7 +44,7 @@ export const pgEdgeService: ServiceDefinition = {
     const topology = new TopologyClient({ bus: ctx.bus, protocol: 'postgres', config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
     let epoch = buildEpoch(ctx.config.current(), topology);
     const pools = new TransactionPools(() => topology.current());
-    const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: [], multiShard: 'reject', cacheSize: e.config.postgres.classification_cache_size, allowedFunctions: [...e.config.postgres.allowed_functions], maxParseTokens: e.config.postgres.max_parse_tokens }));
+    const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: routerRulesOf(e.config.postgres.sharding), multiShard: e.config.postgres.sharding.multi_shard, cacheSize: e.config.postgres.classification_cache_size, allowedFunctions: [...e.config.postgres.allowed_functions], maxParseTokens: e.config.postgres.max_parse_tokens }));
     pools.configure(epoch);
     const shardOf = new Map(epoch.config.postgres_backends.map((b) => [b.name, b]));
     // a primary whose workers serve every connection has empty pools: only the workers' count

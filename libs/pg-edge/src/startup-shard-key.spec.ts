@@ -9,6 +9,8 @@ const sharding = (over: Partial<ShardingConfig> = {}): ShardingConfig => ({
   missing: 'refuse',
   default_shard: 'default',
   map: { kind: 'value', values: { eu: 's-eu', us: 's-us' } },
+  rules: [],
+  multi_shard: 'reject',
   ...over,
 });
 

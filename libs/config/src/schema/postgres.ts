@@ -1,6 +1,7 @@
 // [postgres] (keys as in spec 003) with [postgres.sharding].
 import { z } from 'zod';
 import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, positiveInt, positiveSeconds, shardMap } from './common';
+import { shardRule } from './mysql';
 
 export const postgresSharding = z
   .object({
@@ -11,6 +12,13 @@ export const postgresSharding = z
     missing: z.enum(['default', 'refuse']).default('refuse'),
     default_shard: name.default('default'),
     map: shardMap.optional(),
+    /**
+     * Statement-level sharding (transaction mode only): each rule names a sharded table, its shard
+     * column and map, as in [[mysql.sharding.rules]]. Not combined with `enabled` (the startup choice).
+     */
+    rules: z.array(shardRule).default([]),
+    /** A read whose keys span shards or cannot be pinned to one: run on every shard, or reject. */
+    multi_shard: z.enum(['all_shards', 'reject']).default('reject'),
   })
   .strict();
 

@@ -75,6 +75,8 @@ export class BatchPlan {
   private ops: PlannedOp[] = [];
   /** Statement routes of what was planned since the last emit: they decide where the batch runs. */
   readonly routes: SqlRoute[] = [];
+  /** With statement sharding: each Bind's route bound to its parameters (they decide the batch's shard). */
+  readonly executions: SqlRoute[] = [];
   /** After a refusal, PostgreSQL skips everything until Sync; so do we. */
   skipping = false;
   synced = false;
@@ -84,6 +86,8 @@ export class BatchPlan {
   constructor(
     private readonly registry: StatementRegistry,
     private readonly routes_: StatementRoutes,
+    /** Statement sharding's hook: the route of one execution (a Bind) of a statement. */
+    private readonly executionRoute?: (statement: ClientStatement, bind: Bind) => SqlRoute,
   ) {}
 
   get empty(): boolean {
@@ -120,6 +124,7 @@ export class BatchPlan {
     const keep = last && last.op === 'forward' && (last.expect === 'sync' || last.expect === undefined) ? [last] : [];
     this.ops = [{ op: 'fail', error }, ...keep];
     this.routes.length = 0;
+    this.executions.length = 0;
     this.skipping = !this.synced;
   }
 
@@ -154,6 +159,7 @@ export class BatchPlan {
       case 'Bind': {
         const statement = this.lookup(message.statement);
         this.routes.push(statement.route);
+        if (this.executionRoute) this.executions.push(this.executionRoute(statement, message));
         this.described = false;
         return void this.ops.push({ op: 'bind', frame, statement, message });
       }
@@ -186,6 +192,7 @@ export class BatchPlan {
       if (portalEnd < 0 || payload[portalEnd + 1] !== 0) return false; // a named statement: decode to re-encode
       const statement = this.lookup('');
       this.routes.push(statement.route);
+      if (this.executionRoute) this.executions.push(this.executionRoute(statement, decodeFrontendMessage(frame) as Bind));
       this.described = false;
       this.ops.push({ op: 'bind', frame, statement, message: undefined });
       return true;
@@ -222,6 +229,7 @@ export class BatchPlan {
     for (const op of this.ops) this.emitOne(op, conn, out, expect);
     this.ops = [];
     this.routes.length = 0;
+    this.executions.length = 0;
     if (this.synced) this.synced = false;
   }
 

@@ -23,6 +23,7 @@ import { SliceWriter } from './slice-writer';
 import { StatementRegistry, type Expectation } from './statements';
 import type { DeadlineWatched, TxShared } from './tx-shared';
 import { decideUnit } from './unit-route';
+import { ShardedUnits } from './sharding/sharded-units';
 import { UnitSpan } from './unit-span';
 import { TX_SESSION_STATES, type TxSessionState as State } from './tx-states';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
@@ -69,6 +70,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** The client socket's descriptor for direct writes; -1 over TLS. */
   private readonly clientFd: number;
   private readonly spans: UnitSpan;
+  /** Statement sharding ([[postgres.sharding.rules]]): the shard of each unit; undefined without rules. */
+  private readonly sharded: ShardedUnits | undefined;
   private readonly clientSide: InboxHandler = {
     onFrame: (frame) => this.onClientFrame(frame),
     onChunkEnd: () => this.pump(),
@@ -93,7 +96,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     const pg = epoch.config.postgres;
     this.spans = new UnitSpan(edge.tracer, { 'db.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard });
     this.router = shared.router(epoch);
-    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router));
+    this.sharded = ShardedUnits.of(epoch, this.router, user);
+    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router), this.sharded?.executionRoute);
     this.routeCounters = routeCounters(edge.metrics, listener);
     this.clientFd = client instanceof TLSSocket ? -1 : descriptorOf(client);
     this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes }, this);
@@ -161,7 +165,12 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     const bytes = frame.bytes;
     const sql = bytes.toString('utf8', 5, bytes.length - 1); // after the header, before the terminating NUL
     const route = this.router.route(sql);
-    this.runUnit([route], true, (out, expect) => emitQuery(frame, out, expect), false);
+    const local = this.lease ? undefined : this.sharded?.deferred.answer(route, sql);
+    if (local) {
+      this.lastStatus = (this.sharded as ShardedUnits).deferred.status;
+      return void this.client.write(local);
+    }
+    this.runUnit([route], true, (out, expect) => emitQuery(frame, out, expect), false, [route], sql);
   }
 
   private addToBatch(frame: Frame): void {
@@ -177,18 +186,30 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       this.refusalSent = false;
       return;
     }
-    this.runUnit([...this.plan.routes], synced, (out, expect) => this.plan.emit(this.connection(), out, expect));
+    this.runUnit([...this.plan.routes], synced, (out, expect) => this.plan.emit(this.connection(), out, expect), true, [...this.plan.executions]);
   }
 
   // ---- units ----
 
-  private runUnit(routes: readonly SqlRoute[], synced: boolean, emit: Emit, fromPlan = true): void {
+  /** `executions`: the statements that decide the shard (the simple query, or the batch's bound executions); `sql`: a simple query's text. */
+  private runUnit(routes: readonly SqlRoute[], synced: boolean, emit: Emit, fromPlan = true, executions: readonly SqlRoute[] = routes, sql?: string): void {
     const decision = decideUnit(routes, this.listener, this.window.requiresPrimary(performance.now()));
     this.spans.begin(routes);
     if (decision.kind === 'refuse') {
       if (decision.reason === 'read_only') this.edge.metrics.readOnlyRejections.inc({ listener: this.listener });
       this.edge.metrics.routingFailures.inc({ reason: decision.reason });
       return this.refuseUnit(decision.error, synced, fromPlan);
+    }
+    let shard = this.shard;
+    if (this.sharded) {
+      const unit = this.sharded.unitShard(executions, this.lease ? this.epoch.directory.config(this.lease.backend)?.shard : undefined);
+      if (unit.kind === 'refuse') {
+        this.edge.metrics.routingFailures.inc({ reason: unit.reason });
+        return this.refuseUnit(unit.error, synced, fromPlan);
+      }
+      if (unit.kind === 'fanout') return this.runOnEveryShard(unit.shards, executions[0], sql, synced, fromPlan);
+      shard = unit.shard;
+      this.edge.metrics.shardUnits.inc({ shard });
     }
     this.flags.pin ||= decision.pin;
     this.flags.write ||= decision.write;
@@ -202,7 +223,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     const pg = this.epoch.config.postgres;
     let name: string;
     try {
-      const choice = this.epoch.directory.require(this.shard, decision.role, this.shared.pools, pg.fallback_to_primary);
+      const choice = this.epoch.directory.require(shard, decision.role, this.shared.pools, pg.fallback_to_primary);
       if (choice.fellBack) this.routeCounters.fallback.inc();
       const target = choice.target as NonNullable<typeof choice.target>;
       name = target.config.name;
@@ -214,8 +235,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     }
     this.machine.transition(this.machine.state, 'running', `acquire ${name}`);
     const depth = pg.pipeline_depth;
-    const joinable = depth > 1 && synced && decision.pipelinable;
-    const idle = this.shared.pools.tryAcquire(name, decision.reserved, joinable);
+    // a transaction BEGIN opened here goes to the connection first: it is held from now on
+    const reserved = decision.reserved || this.sharded?.deferred.pending === true;
+    const joinable = depth > 1 && synced && decision.pipelinable && !reserved;
+    const idle = this.shared.pools.tryAcquire(name, reserved, joinable);
     if (idle) return this.onLease(idle, emit, synced, fromPlan);
     const joined = joinable ? this.shared.pools.tryJoin(name, depth) : undefined;
     if (joined) {
@@ -223,7 +246,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       return this.onLease(joined, emit, synced, fromPlan);
     }
     this.cancelWhileWaiting = false;
-    this.shared.pools.acquire(name, decision.reserved, joinable).then(
+    this.shared.pools.acquire(name, reserved, joinable).then(
       (lease) => this.onLease(lease, emit, synced, fromPlan),
       (err: unknown) => this.onAcquireFailed(name, err, synced, fromPlan),
     );
@@ -238,7 +261,44 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.lease = lease;
     lease.connection.unnamedHolds = undefined;
     this.spans.acquired();
-    this.dispatch(emit);
+    const begin = this.sharded?.deferred.take();
+    if (begin === undefined) return this.dispatch(emit);
+    this.sharded?.openTransaction(lease.connection, begin).then(
+      () => {
+        if (this.machine.is('running') && this.lease === lease) this.dispatch(emit);
+      },
+      (err: unknown) => {
+        if (!this.machine.is('running') || this.lease !== lease) return;
+        this.lease = undefined;
+        this.shared.pools.release(lease, false, 'failed-begin');
+        this.machine.transition('running', 'idle', 'BEGIN failed');
+        this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
+        this.pump();
+      },
+    );
+  }
+
+  /** A read with keys on several shards (multi_shard = "all_shards"): every shard answers, the rows are concatenated. */
+  private runOnEveryShard(shards: readonly string[], route: SqlRoute, sql: string | undefined, synced: boolean, fromPlan: boolean): void {
+    if (sql === undefined) {
+      this.edge.metrics.routingFailures.inc({ reason: 'multi_shard' });
+      return this.refuseUnit(PgEdgeErrors.unsupportedStatement('a read on every shard through the extended protocol (use a simple query)'), synced, fromPlan);
+    }
+    const sharded = this.sharded as ShardedUnits;
+    for (const shard of shards) this.edge.metrics.shardUnits.inc({ shard });
+    this.machine.transition(this.machine.state, 'running', 'read on every shard');
+    const replica = route.replicaEligible && !this.window.requiresPrimary(performance.now());
+    const finish = (bytes: Buffer, error?: Error) => {
+      if (!this.machine.is('running')) return;
+      this.spans.end(error);
+      this.client.write(bytes);
+      this.machine.transition('running', 'idle', 'read on every shard answered');
+      this.pump();
+    };
+    sharded.readOnEveryShard(this.shared.pools, { sql, shards, replica }).then(
+      (bytes) => finish(Buffer.concat([bytes, readyForQuery(IDLE)])),
+      (err: unknown) => finish(refusalBytes(err instanceof Error ? err : new Error(String(err)), IDLE), err instanceof Error ? err : undefined),
+    );
   }
 
   private onAcquireFailed(name: string, err: unknown, synced: boolean, fromPlan: boolean): void {
@@ -278,8 +338,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       return this.dispatch((out, expect) => emitRefusal(out, expect, error));
     }
     if (fromPlan) this.plan.discard();
+    const status = this.sharded ? this.sharded.deferred.refusedStatus() : IDLE;
+    if (this.sharded) this.lastStatus = status;
     if (!synced) this.refusedUntilSync = error;
-    else this.client.write(refusalBytes(error, IDLE));
+    else this.client.write(refusalBytes(error, status));
   }
 
   private connection() {

@@ -9,6 +9,7 @@ import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup } from '../frontend-startup';
 import { handleCancel, refuse } from '../session-common';
 import { ClientInbox } from './client-inbox';
+import { StatementSharding } from './sharding/statement-sharding';
 import { authenticateClient } from './frontend-auth';
 import { TransactionSession } from './tx-session';
 import type { TxShared } from './tx-shared';
@@ -78,7 +79,9 @@ export async function startTransactionSession(
 }
 
 function admissionProblem(user: DeepReadonly<UserConfig>, shard: string, startup: StartupMessage, epoch: EdgeEpoch): Error | undefined {
-  if (user.shards.length > 0 && !user.shards.includes(shard)) return PgEdgeErrors.shardForbidden(user.name, shard);
+  // with statement rules the shards a user reaches are checked per statement (StatementSharding)
+  const perStatement = StatementSharding.active(epoch.config.postgres.sharding);
+  if (!perStatement && user.shards.length > 0 && !user.shards.includes(shard)) return PgEdgeErrors.shardForbidden(user.name, shard);
   const served = epoch.directory.databaseOf(shard) ?? '';
   const database = startup.parameters.get('database') ?? user.name;
   if (database !== served) return PgEdgeErrors.databaseMismatch(database, shard, served);

@@ -1,0 +1,58 @@
+// What a transaction-mode session needs for statement sharding, in one place: the unit's shard,
+// the bound route of each execution, the deferred BEGIN, and reads on every shard.
+import type { Bind } from '@dbproxy/protocol-pg';
+import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
+import type { EdgeEpoch } from '../../edge-context';
+import { PgEdgeErrors } from '../../errors';
+import type { PgBackendConnection } from '../backend-connection';
+import type { TransactionPools } from '../backend-pools';
+import type { ClientStatement } from '../statements';
+import { exchange, errorText } from './backend-exchange';
+import { BoundRoutes } from './bound-routes';
+import { DeferredBegin } from './deferred-begin';
+import { readOnEveryShard, type FanoutRequest } from './shard-fanout';
+import { StatementSharding, type UnitShard } from './statement-sharding';
+
+export class ShardedUnits {
+  readonly deferred = new DeferredBegin();
+  readonly executionRoute: (statement: ClientStatement, bind: Bind) => SqlRoute;
+
+  private constructor(
+    private readonly epoch: EdgeEpoch,
+    private readonly sharding: StatementSharding,
+    router: SqlRouter,
+  ) {
+    const bound = new BoundRoutes(router);
+    this.executionRoute = (statement, bind) => bound.route(statement, bind);
+  }
+
+  /** Undefined when the configuration has no [[postgres.sharding.rules]]. */
+  static of(epoch: EdgeEpoch, router: SqlRouter, userName: string): ShardedUnits | undefined {
+    const sharding = epoch.config.postgres.sharding;
+    if (!StatementSharding.active(sharding)) return undefined;
+    const user = epoch.config.users.find((u) => u.name === userName);
+    return new ShardedUnits(epoch, new StatementSharding(sharding, { name: userName, shards: user?.shards ?? [] }), router);
+  }
+
+  /** The unit's shard; `held`: the shard of the connection the session holds. A pending transaction that was refused stays aborted. */
+  unitShard(executions: readonly SqlRoute[], held: string | undefined): UnitShard {
+    const aborted = held === undefined ? this.deferred.abortedError() : undefined;
+    if (aborted) return { kind: 'refuse', error: aborted, reason: 'transaction_aborted' };
+    const unit = this.sharding.unitShard(executions, held);
+    if (unit.kind === 'refuse' && held === undefined) this.deferred.refusedStatus();
+    return unit;
+  }
+
+  /** Sends the deferred BEGIN on the connection the transaction's first statement got. */
+  async openTransaction(conn: PgBackendConnection, begin: string): Promise<void> {
+    conn.dirty = true;
+    const answer = await exchange(conn, begin, { maxBytes: 1 << 16 }).catch(() => {
+      throw PgEdgeErrors.backendLost(conn.backend);
+    });
+    if (answer.error) throw PgEdgeErrors.backendLost(`${conn.backend} (BEGIN failed: ${errorText(answer.error)})`);
+  }
+
+  readOnEveryShard(pools: TransactionPools, request: FanoutRequest): Promise<Buffer> {
+    return readOnEveryShard(this.epoch, pools, request);
+  }
+}
