@@ -49,6 +49,8 @@ const refusal = (error: Error, reason: string): UnitShard => ({ kind: 'refuse', 
 export class StatementSharding {
   readonly defaultShard: string;
   private readonly multiShard: 'all_shards' | 'reject';
+  /** Lower-case bare table name -> the shards its rule's map names. */
+  private readonly tableShards = new Map<string, string[]>();
 
   constructor(
     sharding: ShardingConfig,
@@ -56,6 +58,10 @@ export class StatementSharding {
   ) {
     this.defaultShard = sharding.default_shard;
     this.multiShard = sharding.multi_shard;
+    for (const rule of sharding.rules) {
+      const table = rule.table.split('.').pop()?.toLowerCase() ?? '';
+      this.tableShards.set(table, [...new Set([...(this.tableShards.get(table) ?? []), ...shardsOfMap(rule.map)])]);
+    }
   }
 
   /** True when the configuration has statement rules (the session routes per statement). */
@@ -102,14 +108,29 @@ export class StatementSharding {
     switch (decision.kind) {
       case 'unsharded':
         return { kind: 'one', shard: c.tables.length === 0 ? undefined : this.defaultShard };
-      case 'reject':
+      case 'reject': {
+        const every = decision.error.code === 'DBP_ERR_SQL_SHARD_KEY_MISSING' ? this.keylessRead(route) : undefined;
+        if (every !== undefined) return this.severalShards(route, every, held);
         return refusal(decision.error, REASONS[decision.error.code] ?? 'shard_unsupported');
+      }
       case 'shards':
         if (decision.shards.length === 1) return { kind: 'one', shard: decision.shards[0] };
         return this.severalShards(route, decision.shards, held);
       case 'all_shards':
         return this.severalShards(route, decision.shards, held);
     }
+  }
+
+  /**
+   * With multi_shard = "all_shards", a read of one sharded table without a key runs on every shard
+   * of its map; joins and sub-queries stay refused (their rows could pair across shards).
+   */
+  private keylessRead(route: SqlRoute): string[] | undefined {
+    const c = route.classification;
+    if (this.multiShard !== 'all_shards' || c.family !== 'read' || c.tables.length !== 1) return undefined;
+    const text = route.fingerprint.text.toLowerCase();
+    if (/\bjoin\b/.test(text) || (text.match(/\bselect\b/g) ?? []).length > 1 || /\bfrom\b[^()]*,/.test(text)) return undefined;
+    return this.tableShards.get(c.tables[0].name.toLowerCase());
   }
 
   private severalShards(route: SqlRoute, shards: readonly string[], held: string | undefined): UnitShard {
@@ -121,5 +142,16 @@ export class StatementSharding {
     const merge = crossShardMergeProblem(route.fingerprint.text);
     if (merge !== undefined) return refusal(PgEdgeErrors.shardMerge(merge), 'cross_shard_merge');
     return { kind: 'fanout', shards };
+  }
+}
+
+function shardsOfMap(map: ShardingConfig['rules'][number]['map']): string[] {
+  switch (map.kind) {
+    case 'hash':
+      return [...map.shards];
+    case 'range':
+      return map.ranges.map((r) => r.shard);
+    case 'value':
+      return [...Object.values(map.values), ...(map.default_shard === undefined ? [] : [map.default_shard])];
   }
 }
