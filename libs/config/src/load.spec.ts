@@ -147,6 +147,23 @@ describe('loading configuration', () => {
     expect(issuesOf(`${pg}[postgres.sharding]\nenabled = true\nmap = { kind = "value", values = { eu = "s1" } }\n`)).toEqual([]);
   });
 
+  it('accepts [[postgres.sharding.rules]] in transaction mode and refuses what they cannot do', () => {
+    const backends = ['s0', 's1'].map((s) => `[[postgres_backends]]\nname = "${s}"\naddress = "h:5432"\nrole = "primary"\nshard = "${s}"\n`).join('');
+    const rule = '[[postgres.sharding.rules]]\ntable = "orders"\ncolumn = "customer_id"\nmap = { kind = "hash", shards = ["s0", "s1"] }\n';
+    const sharding = (extra: string) => `[postgres]\nenabled = true\nrouting_mode = "transaction"\n${backends}[postgres.sharding]\ndefault_shard = "s0"\n${extra}${rule}`;
+    expect(issuesOf(sharding('multi_shard = "all_shards"\n'))).toEqual([]);
+    expect(issuesOf(sharding('').replace('routing_mode = "transaction"', 'routing_mode = "transparent"'))).toEqual([
+      'postgres.sharding.rules: statement sharding rules are honoured only in routing_mode = "transaction" (transparent mode relays the wire and does not route statements)',
+    ]);
+    expect(issuesOf(sharding('enabled = true\nmap = { kind = "value", values = { eu = "s1" } }\n'))).toEqual([
+      'postgres.sharding.rules: cannot be combined with enabled = true (a shard chosen by startup parameter); choose statement rules or the startup parameter',
+    ]);
+    expect(issuesOf(sharding('').replace('"s0", "s1"]', '"s0", "s9"]'))).toEqual(['postgres.sharding.rules[0].map.shards: shard "s9" has no backends in postgres_backends']);
+    expect(issuesOf(sharding('').replace(rule, '').replace('default_shard = "s0"', 'default_shard = "s0"\nmulti_shard = "all_shards"'))).toEqual([
+      'postgres.sharding.multi_shard: only applies to [[postgres.sharding.rules]]; there are none',
+    ]);
+  });
+
   it('refuses keys one service honours where another would ignore them', () => {
     const mysql = '[mysql]\nenabled = true\n[[mysql_backends]]\nname = "p"\naddress = "h:3306"\nrole = "primary"\n';
     expect(issuesOf(`${mysql}[[users]]\nname = "u"\npassword = "x"\nshards = ["s9"]\n`)).toEqual([
