@@ -51,7 +51,7 @@ export const PgEdgeErrors = {
   shardSpan: createError<[string]>('DBP_ERR_PGEDGE_SHARD_SPAN', 'cannot run %s: statements are routed to one shard; constrain the shard column to keys of one shard'),
   shardCrossTransaction: createError<[string, string]>(
     'DBP_ERR_PGEDGE_SHARD_CROSS_TRANSACTION',
-    'statement routes to shard "%s" but this transaction runs on shard "%s"; a transaction stays on the shard of its first statement: ROLLBACK and run it in its own transaction',
+    'statement routes to shard "%s" but this session holds a connection on shard "%s" (an open transaction, or session state such as SET): a transaction stays on the shard of its first statement; ROLLBACK and run it in its own transaction',
   ),
   shardMerge: createError<[string]>('DBP_ERR_PGEDGE_SHARD_MERGE', 'a read on every shard cannot use %s: rows are only concatenated across shards; constrain the shard column to one shard'),
   shardParameterType: createError<[number, number, string]>(

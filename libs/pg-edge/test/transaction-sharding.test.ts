@@ -397,6 +397,20 @@ describe('multi_shard = "all_shards"', () => {
       expect(ranged.rowCount).toBe(expected);
       // a keyed statement still goes to its one shard
       expect((await c.query('SELECT note FROM orders WHERE customer_id = 1')).rows).toEqual([{ note: 'simple-1' }]);
+      // the extended protocol: parameters bound on every shard, a named statement executed twice
+      const extended = await c.query('SELECT id FROM orders WHERE customer_id > $1', [2]);
+      expect(extended.rowCount).toBe(expected);
+      expect(extended.fields.map((f) => f.name)).toEqual(['id']);
+      for (let i = 0; i < 2; i++) {
+        const named = await c.query({ name: 'every-shard', text: 'SELECT id, note FROM orders WHERE note <> $1', values: ['none'] });
+        expect(named.rows.map((r: { id: number }) => r.id).sort((a, b) => a - b)).toEqual(all.map((r) => r.id).sort((a, b) => a - b));
+      }
+      const other = [2, 3, 4, 5, 6].find((k) => hashShard(k) !== hashShard(1)) as number;
+      const across = await c.query('SELECT note FROM orders WHERE customer_id IN ($1, $2)', [1, other]);
+      expect(across.rows.map((r: { note: string }) => r.note).sort()).toEqual([`simple-1`, `simple-${other}`].sort());
+      // a shard's error is the answer, and the session goes on
+      expect(await refusal(c, 'SELECT missing_column FROM orders')).toMatchObject({ code: '42703' });
+      expect((await c.query('SELECT note FROM orders WHERE customer_id = $1', [1])).rows).toEqual([{ note: 'simple-1' }]);
     } finally {
       await c.end();
     }
@@ -419,6 +433,9 @@ describe('multi_shard = "all_shards"', () => {
       expect(await refusal(c, "DELETE FROM orders WHERE note = 'x'")).toMatchObject({ code: '0A000', detail: 'DBP_ERR_SQL_SHARD_KEY_MISSING' });
       await c.query('BEGIN');
       await c.query('SELECT note FROM orders WHERE customer_id = 1');
+      expect(await refusal(c, 'SELECT id FROM orders')).toMatchObject({ code: '0A000', detail: 'DBP_ERR_PGEDGE_SHARD_SPAN' });
+      await c.query('ROLLBACK');
+      await c.query('BEGIN');
       expect(await refusal(c, 'SELECT id FROM orders')).toMatchObject({ code: '0A000', detail: 'DBP_ERR_PGEDGE_SHARD_SPAN' });
       await c.query('ROLLBACK');
       expect(await snapshot()).toBe(before);

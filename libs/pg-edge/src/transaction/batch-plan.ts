@@ -71,6 +71,16 @@ const DESCRIBED_PORTAL_UNFORWARDED: Expectation = Object.freeze({ kind: 'describ
 
 export type PlanProgress = 'pending' | 'flush' | 'sync';
 
+/** One execution of one statement, as BatchPlan.soleExecution finds it. */
+export interface SoleExecution {
+  readonly statement: ClientStatement;
+  readonly bind: Bind;
+  /** The client sent the statement's Parse in this batch (it gets a ParseComplete). */
+  readonly parsed: boolean;
+  /** The client described the portal (it gets the RowDescription or NoData). */
+  readonly described: boolean;
+}
+
 export class BatchPlan {
   private ops: PlannedOp[] = [];
   /** Statement routes of what was planned since the last emit: they decide where the batch runs. */
@@ -126,6 +136,39 @@ export class BatchPlan {
     this.routes.length = 0;
     this.executions.length = 0;
     this.skipping = !this.synced;
+  }
+
+  /**
+   * The pending batch as one execution of one statement — `[Parse] Bind [Describe portal] Execute
+   * (all rows) Sync` — for statement sharding's read on every shard; undefined for anything else.
+   */
+  soleExecution(): SoleExecution | undefined {
+    let parsed = false;
+    let described = false;
+    let bind: (PlannedOp & { op: 'bind' }) | undefined;
+    let executed = false;
+    let synced = false;
+    for (const op of this.ops) {
+      if (op.op === 'parse' && !parsed && bind === undefined) parsed = true;
+      else if (op.op === 'bind' && bind === undefined) bind = op;
+      else if (op.op === 'describe_portal_checked' && bind && !executed) continue;
+      else if (op.op === 'forward' && op.expect === 'describe_portal' && bind && !executed) described = true;
+      else if (op.op === 'forward' && op.expect === 'execute' && bind && !executed && executeMaxRows(op.frame) === 0) executed = true;
+      else if (op.op === 'forward' && op.expect === 'sync' && executed && !synced) synced = true;
+      else return undefined;
+    }
+    if (!bind || !synced) return undefined;
+    const message = bind.message ?? (decodeFrontendMessage(bind.frame) as Bind);
+    return { statement: bind.statement, bind: message, parsed, described };
+  }
+
+  /** The pending batch was answered without a backend as if it ran there: its registry changes stay. */
+  answered(): void {
+    this.ops = [];
+    this.routes.length = 0;
+    this.executions.length = 0;
+    this.skipping = false;
+    this.synced = false;
   }
 
   /** Forgets what is pending (answered without a backend), undoing its registry changes. */
@@ -280,6 +323,12 @@ function ensurePrepared(statement: ClientStatement, conn: PgBackendConnection, o
   out.add(encodeFrontendMessages({ type: 'Parse', statement: '', sql: statement.sql, paramTypes: statement.inferred ?? statement.paramTypes }));
   expect.push({ kind: 'parse', forward: false });
   conn.unnamedHolds = statement;
+}
+
+/** An Execute's row limit (0: all rows), read after its portal name. */
+function executeMaxRows(frame: Frame): number {
+  const payload = frame.payload;
+  return payload.readInt32BE(payload.indexOf(0) + 1);
 }
 
 /** Highest `$n` in the text (a cheap upper bound; literals that look like `$n` only cause an extra Describe). */

@@ -280,24 +280,28 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   /** A read with keys on several shards (multi_shard = "all_shards"): every shard answers, the rows are concatenated. */
   private runOnEveryShard(shards: readonly string[], route: SqlRoute, sql: string | undefined, synced: boolean, fromPlan: boolean): void {
-    if (sql === undefined) {
+    const execution = sql === undefined ? this.plan.soleExecution() : undefined;
+    if (sql === undefined && execution === undefined) {
       this.edge.metrics.routingFailures.inc({ reason: 'multi_shard' });
-      return this.refuseUnit(PgEdgeErrors.unsupportedStatement('a read on every shard through the extended protocol (use a simple query)'), synced, fromPlan);
+      return this.refuseUnit(PgEdgeErrors.unsupportedStatement('a read on every shard in an extended-protocol batch other than [Parse] Bind [Describe] Execute Sync'), synced, fromPlan);
     }
+    const statement = execution ? ({ kind: 'extended', execution } as const) : ({ kind: 'simple', sql: sql as string } as const);
     const sharded = this.sharded as ShardedUnits;
     for (const shard of shards) this.edge.metrics.shardUnits.inc({ shard });
     this.machine.transition(this.machine.state, 'running', 'read on every shard');
     const replica = route.replicaEligible && !this.window.requiresPrimary(performance.now());
-    const finish = (bytes: Buffer, error?: Error) => {
+    const finish = (bytes: Buffer, failed: boolean, error?: Error) => {
       if (!this.machine.is('running')) return;
+      if (fromPlan && failed) this.plan.discard();
+      else if (fromPlan) this.plan.answered();
       this.spans.end(error);
       this.client.write(bytes);
       this.machine.transition('running', 'idle', 'read on every shard answered');
       this.pump();
     };
-    sharded.readOnEveryShard(this.shared.pools, { sql, shards, replica }).then(
-      (bytes) => finish(Buffer.concat([bytes, readyForQuery(IDLE)])),
-      (err: unknown) => finish(refusalBytes(err instanceof Error ? err : new Error(String(err)), IDLE), err instanceof Error ? err : undefined),
+    sharded.readOnEveryShard(this.shared.pools, { statement, shards, replica }).then(
+      (answer) => finish(Buffer.concat([answer.bytes, readyForQuery(IDLE)]), answer.failed),
+      (err: unknown) => finish(refusalBytes(err instanceof Error ? err : new Error(String(err)), IDLE), true, err instanceof Error ? err : undefined),
     );
   }
 

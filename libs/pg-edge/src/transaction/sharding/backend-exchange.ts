@@ -18,6 +18,11 @@ export interface ExchangeLimits {
 
 /** Sends `sql` as a simple Query on `conn` and collects its answers; rejects when the connection is lost or the answer is too large. */
 export function exchange(conn: PgBackendConnection, sql: string, limits: ExchangeLimits): Promise<ExchangeAnswer> {
+  return exchangeBytes(conn, encodeFrontendMessages({ type: 'Query', sql }), limits);
+}
+
+/** Sends `request` (ending in a Query or Sync) on `conn` and collects the answers up to ReadyForQuery. */
+export function exchangeBytes(conn: PgBackendConnection, request: Buffer, limits: ExchangeLimits): Promise<ExchangeAnswer> {
   return new Promise<ExchangeAnswer>((resolve, reject) => {
     const frames: Frame[] = [];
     let error: Frame | undefined;
@@ -46,7 +51,7 @@ export function exchange(conn: PgBackendConnection, sql: string, limits: Exchang
       onLost: (err) => reject(err),
     };
     conn.attach(consumer);
-    conn.write(encodeFrontendMessages({ type: 'Query', sql }));
+    conn.write(request);
   });
 }
 

@@ -1,32 +1,61 @@
 // A keyless read with multi_shard = "all_shards": the query runs on every shard (a replica when the
 // read is replica-safe), and the client gets one RowDescription, every shard's DataRows in shard
 // order, and one CommandComplete with the summed row count. Any shard's error is the answer.
-import { BackendCode, encodeBackendMessages, type Frame } from '@dbproxy/protocol-pg';
+import { BackendCode, encodeBackendMessages, encodeFrontendMessages, type Frame } from '@dbproxy/protocol-pg';
 import type { EdgeEpoch } from '../../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../../errors';
 import type { PgLease, TransactionPools } from '../backend-pools';
 import { carriedType } from '../response-relay';
-import { exchange, ExchangeTooLarge, type ExchangeAnswer } from './backend-exchange';
+import type { SoleExecution } from '../batch-plan';
+import { exchangeBytes, ExchangeTooLarge, type ExchangeAnswer } from './backend-exchange';
+
+/** The read: a simple query's text, or one extended-protocol execution (the client's Bind re-aimed at the unnamed statement). */
+export type FanoutStatement =
+  | { readonly kind: 'simple'; readonly sql: string }
+  | { readonly kind: 'extended'; readonly execution: SoleExecution };
 
 export interface FanoutRequest {
-  readonly sql: string;
+  readonly statement: FanoutStatement;
   readonly shards: readonly string[];
   readonly replica: boolean;
 }
 
-/** Runs the read on each shard in turn; resolves with what the client receives before ReadyForQuery. */
-export async function readOnEveryShard(epoch: EdgeEpoch, pools: TransactionPools, request: FanoutRequest): Promise<Buffer> {
+/** What each shard is sent, and what the client is shown before the rows. */
+function requestOf(statement: FanoutStatement): { bytes: Buffer; prefix: Buffer[]; showDescription: boolean } {
+  if (statement.kind === 'simple') return { bytes: encodeFrontendMessages({ type: 'Query', sql: statement.sql }), prefix: [], showDescription: true };
+  const { statement: prepared, bind, parsed, described } = statement.execution;
+  const bytes = encodeFrontendMessages(
+    { type: 'Parse', statement: '', sql: prepared.sql, paramTypes: prepared.inferred ?? prepared.paramTypes },
+    { ...bind, portal: '', statement: '' },
+    { type: 'Describe', kind: 'P', name: '' },
+    { type: 'Execute', portal: '', maxRows: 0 },
+    { type: 'Sync' },
+  );
+  const prefix = [...(parsed ? [encodeBackendMessages({ type: 'ParseComplete' })] : []), encodeBackendMessages({ type: 'BindComplete' })];
+  return { bytes, prefix, showDescription: described };
+}
+
+/** What the client receives before ReadyForQuery; `failed` when it is a shard's ErrorResponse. */
+export interface FanoutAnswer {
+  readonly bytes: Buffer;
+  readonly failed: boolean;
+}
+
+/** Runs the read on each shard in turn (the first error is the answer). */
+export async function readOnEveryShard(epoch: EdgeEpoch, pools: TransactionPools, request: FanoutRequest): Promise<FanoutAnswer> {
+  const { bytes, prefix, showDescription } = requestOf(request.statement);
   const pg = epoch.config.postgres;
   const answers: ExchangeAnswer[] = [];
   for (const shard of request.shards) {
     const choice = epoch.directory.require(shard, request.replica ? 'replica' : 'primary', pools, pg.fallback_to_primary);
     const target = choice.target as NonNullable<typeof choice.target>;
     const lease: PgLease = await pools.acquire(target.config.name, false);
+    lease.connection.unnamedHolds = undefined; // the unnamed statement is replaced below
     let reusable = false;
     try {
-      const answer = await exchange(lease.connection, request.sql, { maxBytes: pg.max_result_bytes });
+      const answer = await exchangeBytes(lease.connection, bytes, { maxBytes: pg.max_result_bytes });
       reusable = answer.status === 0x49; // 'I'
-      if (answer.error) return answer.error.bytes;
+      if (answer.error) return { bytes: answer.error.bytes, failed: true };
       answers.push(answer);
     } catch (err) {
       if (err instanceof ExchangeTooLarge) {
@@ -38,11 +67,13 @@ export async function readOnEveryShard(epoch: EdgeEpoch, pools: TransactionPools
       pools.release(lease, reusable, reusable ? undefined : 'fanout-failed');
     }
   }
-  return merged(answers, pg.max_result_rows);
+  return merged(answers, pg.max_result_rows, prefix, showDescription);
 }
 
-function merged(answers: readonly ExchangeAnswer[], maxRows: number): Buffer {
-  const out: Buffer[] = [];
+const failure = (error: Error): FanoutAnswer => ({ bytes: encodeBackendMessages(toErrorResponse(error)), failed: true });
+
+function merged(answers: readonly ExchangeAnswer[], maxRows: number, prefix: readonly Buffer[], showDescription: boolean): FanoutAnswer {
+  const out: Buffer[] = [...prefix];
   let description: Frame | undefined;
   let rows = 0;
   let tag = 'SELECT';
@@ -51,12 +82,15 @@ function merged(answers: readonly ExchangeAnswer[], maxRows: number): Buffer {
       if (frame.code === BackendCode.RowDescription) {
         if (description === undefined) {
           const oid = uncarriedColumn(frame.payload);
-          if (oid >= 0) return encodeBackendMessages(toErrorResponse(PgEdgeErrors.unsupportedType(oid, 'result column')));
+          if (oid >= 0) return failure(PgEdgeErrors.unsupportedType(oid, 'result column'));
           description = frame;
-          out.push(frame.bytes);
+          if (showDescription) out.push(frame.bytes);
         }
+      } else if (frame.code === BackendCode.NoData) {
+        if (description === undefined && showDescription) out.push(frame.bytes);
+        description ??= frame;
       } else if (frame.code === BackendCode.DataRow) {
-        if (++rows > maxRows) return encodeBackendMessages(toErrorResponse(PgEdgeErrors.resultTooLarge('max_result_rows', maxRows)));
+        if (++rows > maxRows) return failure(PgEdgeErrors.resultTooLarge('max_result_rows', maxRows));
         out.push(frame.bytes);
       } else if (frame.code === BackendCode.CommandComplete) {
         tag = frame.payload.toString('utf8', 0, frame.payload.length - 1).replace(/\s\d+$/, '');
@@ -64,7 +98,7 @@ function merged(answers: readonly ExchangeAnswer[], maxRows: number): Buffer {
     }
   }
   out.push(encodeBackendMessages({ type: 'CommandComplete', tag: `${tag} ${rows}` }));
-  return Buffer.concat(out);
+  return { bytes: Buffer.concat(out), failed: false };
 }
 
 function uncarriedColumn(payload: Buffer): number {

@@ -10,7 +10,7 @@ import type { ClientStatement } from '../statements';
 import { exchange, errorText } from './backend-exchange';
 import { BoundRoutes } from './bound-routes';
 import { DeferredBegin } from './deferred-begin';
-import { readOnEveryShard, type FanoutRequest } from './shard-fanout';
+import { readOnEveryShard, type FanoutAnswer, type FanoutRequest } from './shard-fanout';
 import { StatementSharding, type UnitShard } from './statement-sharding';
 
 export class ShardedUnits {
@@ -38,7 +38,9 @@ export class ShardedUnits {
   unitShard(executions: readonly SqlRoute[], held: string | undefined): UnitShard {
     const aborted = held === undefined ? this.deferred.abortedError() : undefined;
     if (aborted) return { kind: 'refuse', error: aborted, reason: 'transaction_aborted' };
-    const unit = this.sharding.unitShard(executions, held);
+    let unit = this.sharding.unitShard(executions, held);
+    // a BEGIN answered here: the transaction is open even though no connection holds it yet
+    if (unit.kind === 'fanout' && this.deferred.pending) unit = { kind: 'refuse', error: PgEdgeErrors.shardSpan('a read on several shards inside a transaction'), reason: 'multi_shard' };
     if (unit.kind === 'refuse' && held === undefined) this.deferred.refusedStatus();
     return unit;
   }
@@ -52,7 +54,7 @@ export class ShardedUnits {
     if (answer.error) throw PgEdgeErrors.backendLost(`${conn.backend} (BEGIN failed: ${errorText(answer.error)})`);
   }
 
-  readOnEveryShard(pools: TransactionPools, request: FanoutRequest): Promise<Buffer> {
+  readOnEveryShard(pools: TransactionPools, request: FanoutRequest): Promise<FanoutAnswer> {
     return readOnEveryShard(this.epoch, pools, request);
   }
 }
