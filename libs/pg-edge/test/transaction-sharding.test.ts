@@ -338,6 +338,17 @@ describe('statement sharding in transaction mode', () => {
     }
   });
 
+  it('sends a keyless statement to the shard a dbproxy_shard comment names', async () => {
+    const c = await connect(edge.rwPort);
+    try {
+      const res = await c.query("/*dbproxy_shard='s1'*/ SELECT count(*)::int AS n FROM orders");
+      expect(res.rows).toEqual([{ n: (await direct(s1.primary, 'SELECT id FROM orders')).length }]);
+      expect(await refusal(c, "/*dbproxy_shard='s9'*/ SELECT count(*) FROM orders")).toMatchObject({ code: '22023', detail: 'DBP_ERR_SQL_SHARD_HINT_UNKNOWN' });
+    } finally {
+      await c.end();
+    }
+  });
+
   it('checks users.shards per statement (42501), leaving the other shard untouched', async () => {
     const c = await connect(edge.rwPort, 's0only', 's0-secret');
     const onS1 = [31, 32, 33, 34, 35, 36].find((k) => hashShard(k) === 's1') as number;
@@ -374,7 +385,7 @@ describe('multi_shard = "all_shards"', () => {
   let wide: EdgeHarness;
 
   beforeAll(async () => {
-    wide = await startEdge(backends(), `${POSTGRES}\n${RULES.replace('MULTI', 'multi_shard = "all_shards"')}`, USERS);
+    wide = await startEdge(backends(), `${POSTGRES}\nquery_timeout_seconds = 2\n${RULES.replace('MULTI', 'multi_shard = "all_shards"')}`, USERS);
   });
 
   afterAll(async () => {
@@ -411,6 +422,18 @@ describe('multi_shard = "all_shards"', () => {
       // a shard's error is the answer, and the session goes on
       expect(await refusal(c, 'SELECT missing_column FROM orders')).toMatchObject({ code: '42703' });
       expect((await c.query('SELECT note FROM orders WHERE customer_id = $1', [1])).rows).toEqual([{ note: 'simple-1' }]);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it('bounds a read on every shard by query_timeout_seconds (57014, the shard cancelled) and goes on', async () => {
+    const c = await connect(wide.rwPort);
+    try {
+      expect(await refusal(c, 'SELECT id FROM orders WHERE customer_id > 0 AND pg_sleep(5) IS NOT NULL')).toMatchObject({ code: '57014', detail: 'DBP_ERR_PGEDGE_QUERY_TIMEOUT' });
+      expect((await c.query('SELECT note FROM orders WHERE customer_id = 1')).rows).toEqual([{ note: 'simple-1' }]);
+      const sleeping = await Promise.all([s0.primary, s0.replicas[0], s1.primary].map((s) => direct(s, "SELECT pid FROM pg_stat_activity WHERE query LIKE '%pg_sleep(5)%' AND pid <> pg_backend_pid()")));
+      expect(sleeping.flat()).toEqual([]);
     } finally {
       await c.end();
     }

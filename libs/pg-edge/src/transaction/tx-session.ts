@@ -299,7 +299,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       this.machine.transition('running', 'idle', 'read on every shard answered');
       this.pump();
     };
-    sharded.readOnEveryShard(this.shared.pools, { statement, shards, replica }).then(
+    sharded.readOnEveryShard(this.shared.pools, { statement, shards, replica }, this.epoch.config.postgres.query_timeout_seconds * 1000).then(
       (answer) => finish(Buffer.concat([answer.bytes, readyForQuery(IDLE)]), answer.failed),
       (err: unknown) => finish(refusalBytes(err instanceof Error ? err : new Error(String(err)), IDLE), true, err instanceof Error ? err : undefined),
     );
@@ -463,7 +463,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   /** A client CancelRequest: the backend gets a real cancel; while waiting for a connection, the unit ends with 57014. */
   cancelRequested(): void {
-    if (!this.machine.is('running')) return;
+    if (!this.machine.is('running') || this.sharded?.cancelRunning()) return;
     if (this.lease?.connection.shared) this.fail(PgEdgeErrors.queryCanceled(), true);
     else if (this.lease) cancelOnBackend(this.lease);
     else this.cancelWhileWaiting = true;

@@ -4,6 +4,8 @@
 import { BackendCode, encodeBackendMessages, encodeFrontendMessages, type Frame } from '@dbproxy/protocol-pg';
 import type { EdgeEpoch } from '../../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../../errors';
+import { sendCancelRequest } from '../../backend-socket';
+import type { PgBackendConnection } from '../backend-connection';
 import type { PgLease, TransactionPools } from '../backend-pools';
 import { carriedType } from '../response-relay';
 import type { SoleExecution } from '../batch-plan';
@@ -18,6 +20,31 @@ export interface FanoutRequest {
   readonly statement: FanoutStatement;
   readonly shards: readonly string[];
   readonly replica: boolean;
+}
+
+/**
+ * The running read's cancel: a client CancelRequest, or query_timeout_seconds over the whole read,
+ * sends a real CancelRequest for the shard being read (its connection is never lent again).
+ */
+export class FanoutCancel {
+  private current: PgBackendConnection | undefined;
+  private requested = false;
+
+  running(conn: PgBackendConnection | undefined): void {
+    this.current = conn;
+  }
+
+  cancel(): void {
+    this.requested = true;
+    const conn = this.current;
+    if (!conn || conn.cancelled) return;
+    conn.cancelled = true;
+    void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
+  }
+
+  get wasRequested(): boolean {
+    return this.requested;
+  }
 }
 
 /** What each shard is sent, and what the client is shown before the rows. */
@@ -42,19 +69,21 @@ export interface FanoutAnswer {
 }
 
 /** Runs the read on each shard in turn (the first error is the answer). */
-export async function readOnEveryShard(epoch: EdgeEpoch, pools: TransactionPools, request: FanoutRequest): Promise<FanoutAnswer> {
+export async function readOnEveryShard(epoch: EdgeEpoch, pools: TransactionPools, request: FanoutRequest, cancel: FanoutCancel): Promise<FanoutAnswer> {
   const { bytes, prefix, showDescription } = requestOf(request.statement);
   const pg = epoch.config.postgres;
   const answers: ExchangeAnswer[] = [];
   for (const shard of request.shards) {
+    if (cancel.wasRequested) throw PgEdgeErrors.queryCanceled();
     const choice = epoch.directory.require(shard, request.replica ? 'replica' : 'primary', pools, pg.fallback_to_primary);
     const target = choice.target as NonNullable<typeof choice.target>;
     const lease: PgLease = await pools.acquire(target.config.name, false);
     lease.connection.unnamedHolds = undefined; // the unnamed statement is replaced below
     let reusable = false;
+    cancel.running(lease.connection);
     try {
       const answer = await exchangeBytes(lease.connection, bytes, { maxBytes: pg.max_result_bytes });
-      reusable = answer.status === 0x49; // 'I'
+      reusable = answer.status === 0x49 && !lease.connection.cancelled; // 'I'
       if (answer.error) return { bytes: answer.error.bytes, failed: true };
       answers.push(answer);
     } catch (err) {
@@ -64,6 +93,7 @@ export async function readOnEveryShard(epoch: EdgeEpoch, pools: TransactionPools
       }
       throw PgEdgeErrors.backendLost(target.config.name);
     } finally {
+      cancel.running(undefined);
       pools.release(lease, reusable, reusable ? undefined : 'fanout-failed');
     }
   }

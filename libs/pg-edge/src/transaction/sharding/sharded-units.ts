@@ -10,11 +10,12 @@ import type { ClientStatement } from '../statements';
 import { exchange, errorText } from './backend-exchange';
 import { BoundRoutes } from './bound-routes';
 import { DeferredBegin } from './deferred-begin';
-import { readOnEveryShard, type FanoutAnswer, type FanoutRequest } from './shard-fanout';
+import { FanoutCancel, readOnEveryShard, type FanoutAnswer, type FanoutRequest } from './shard-fanout';
 import { StatementSharding, type UnitShard } from './statement-sharding';
 
 export class ShardedUnits {
   readonly deferred = new DeferredBegin();
+  private fanout: FanoutCancel | undefined;
   readonly executionRoute: (statement: ClientStatement, bind: Bind) => SqlRoute;
 
   private constructor(
@@ -54,7 +55,32 @@ export class ShardedUnits {
     if (answer.error) throw PgEdgeErrors.backendLost(`${conn.backend} (BEGIN failed: ${errorText(answer.error)})`);
   }
 
-  readOnEveryShard(pools: TransactionPools, request: FanoutRequest): Promise<FanoutAnswer> {
-    return readOnEveryShard(this.epoch, pools, request);
+  /** The read on every shard; `timeoutMs` bounds it as a whole (then it is cancelled, 57014). */
+  async readOnEveryShard(pools: TransactionPools, request: FanoutRequest, timeoutMs: number): Promise<FanoutAnswer> {
+    const cancel = new FanoutCancel();
+    this.fanout = cancel;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      cancel.cancel();
+    }, timeoutMs);
+    try {
+      const answer = await readOnEveryShard(this.epoch, pools, request, cancel);
+      if (timedOut) throw PgEdgeErrors.queryTimeout(Math.round(timeoutMs / 1000));
+      return answer;
+    } catch (err) {
+      if (timedOut) throw PgEdgeErrors.queryTimeout(Math.round(timeoutMs / 1000));
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.fanout = undefined;
+    }
+  }
+
+  /** A client CancelRequest: true when a read on every shard was running (it is cancelled). */
+  cancelRunning(): boolean {
+    if (!this.fanout) return false;
+    this.fanout.cancel();
+    return true;
   }
 }
