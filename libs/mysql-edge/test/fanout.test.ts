@@ -21,7 +21,7 @@ let edge: EdgeHarness;
 let client: Connection;
 
 const SHARDS = ['default', 's1', 's2'] as const;
-const SETUP = ['CREATE DATABASE appdb', 'CREATE TABLE appdb.audit_log (id INT PRIMARY KEY, v VARCHAR(40))', 'CREATE TABLE appdb.other (id INT PRIMARY KEY, v VARCHAR(40))'];
+const SETUP = ['CREATE DATABASE appdb', 'CREATE TABLE appdb.audit_log (id INT PRIMARY KEY, v VARCHAR(40))', 'CREATE TABLE appdb.other (id INT PRIMARY KEY, v VARCHAR(40))', 'CREATE TABLE appdb.big_log (id INT PRIMARY KEY, v TEXT)'];
 const FANOUT = `
 [[mysql.fanout]]
 name = "audit"
@@ -30,6 +30,14 @@ targets = ["s1", "s2"]
 mode = "best_effort"
 concurrency = 2
 timeout_seconds = 8
+
+[[mysql.fanout]]
+name = "big"
+table = "appdb.big_log"
+targets = ["s1"]
+concurrency = 1
+timeout_seconds = 1
+max_transaction_bytes = 300
 `;
 
 /** `v` of row `id` of `table` on each server directly: [default, s1, s2]; null where absent. */
@@ -165,6 +173,41 @@ describe('fanout copies', () => {
     for (const id of [300, 301, 302]) expect(await rowEverywhere(id)).toEqual(['lane', 'lane', 'lane']);
     expect(await edge.metric('dbproxy_mysql_fanout_copies_in_flight_max', { fanout: 'audit' })).toBe(2);
     await Promise.all(clients.map((c) => c.end()));
+  });
+
+  it('refuses a multi-table DELETE naming the fanout table (1235), touching nothing', async () => {
+    await client.query("INSERT INTO other VALUES (40, 'join')");
+    await expect(client.query('DELETE a FROM audit_log a JOIN other o ON o.id = a.id WHERE o.id = 40')).rejects.toMatchObject({ errno: 1235, sqlState: '42000' });
+    await expect(client.query('UPDATE other o JOIN audit_log a ON o.id = a.id SET a.v = o.v')).rejects.toMatchObject({ errno: 1235 });
+    expect(await rowEverywhere(40, 'other')).toEqual(['join', null, null]);
+  });
+
+  it('refuses a statement whose copies would take the transaction past max_transaction_bytes (1197); ROLLBACK still works', async () => {
+    await client.query('BEGIN');
+    await client.query(`INSERT INTO big_log VALUES (1, '${'x'.repeat(100)}')`);
+    await expect(client.query(`INSERT INTO big_log VALUES (2, '${'y'.repeat(400)}')`)).rejects.toMatchObject({ errno: 1197, sqlState: 'HY000' });
+    await client.query('ROLLBACK');
+    expect(await rowEverywhere(1, 'big_log')).toEqual([null, null, null]);
+    expect(await rowEverywhere(2, 'big_log')).toEqual([null, null, null]);
+  });
+
+  it('answers within timeout_seconds when a target does not: the OK carries a timeout warning', async () => {
+    const locker = await createConnection({ host: dbs[1]?.primary.host, port: dbs[1]?.primary.port, user: 'root' });
+    await locker.query('LOCK TABLES appdb.big_log WRITE');
+    try {
+      const started = Date.now();
+      const [insert] = await client.query<ResultSetHeader>("INSERT INTO big_log VALUES (10, 'slow')");
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(900);
+      expect(waited).toBeLessThan(5000);
+      expect(insert.warningStatus).toBe(1);
+      const [warnings] = await client.query<RowDataPacket[]>('SHOW WARNINGS');
+      expect(String(warnings[0]?.['Message'])).toMatch(/timeout_seconds.*fanout "big" copy to shard "s1" \(backend "db-s1"\)/);
+      expect(await edge.metric('dbproxy_mysql_fanout_copies_total', { fanout: 'big', target: 's1', result: 'timeout' })).toBe(1);
+    } finally {
+      await locker.query('UNLOCK TABLES');
+      await locker.end();
+    }
   });
 
   it('answers OK with a warning when a target is down; SHOW WARNINGS names it beside the backend\'s own warnings', async () => {

@@ -49,20 +49,32 @@ export function isDml(c: Classification): boolean {
   return c.family === 'write' && DML.has(c.command);
 }
 
+/** The fanouts a statement matches; `ambiguous` ones name their table in a multi-table UPDATE/DELETE. */
+export interface FanoutMatch {
+  readonly rules: FanoutRule[];
+  readonly ambiguous: FanoutRule[];
+}
+
+const NONE: FanoutMatch = { rules: [], ambiguous: [] };
+
 /**
  * The rules whose table `c` writes; `schema` is the session's database, for tables the statement
  * does not qualify. Names compare exactly (as MariaDB on Linux with lower_case_table_names = 0).
+ * A multi-statement request counts every table it writes. A multi-table UPDATE or DELETE that
+ * names the fanout table is `ambiguous` (the session refuses it rather than guess): the classifier
+ * lists its written table by alias (`DELETE a FROM audit_log a JOIN ...`) or, reading it from
+ * tokens, takes the first table as the written one whatever SET names.
  */
-export function matchingRules(rules: readonly FanoutRule[], c: Classification, schema: string | null): FanoutRule[] {
+export function matchingRules(rules: readonly FanoutRule[], c: Classification, schema: string | null): FanoutMatch {
+  if (rules.length === 0 || (!isDml(c) && c.statementCount <= 1)) return NONE;
+  // a multi-table UPDATE/DELETE: the classifier may list the written table by its alias or not at all
+  const multiTable = (c.command === 'update' || c.command === 'delete') && c.tables.length > 1;
   const matched: FanoutRule[] = [];
-  if (rules.length === 0 || !isDml(c)) return matched;
+  const ambiguous: FanoutRule[] = [];
   for (const rule of rules) {
-    for (const t of c.tables) {
-      if (t.access !== 'write' || t.name !== rule.table) continue;
-      if (rule.schema !== null && (t.schema ?? schema) !== rule.schema) continue;
-      matched.push(rule);
-      break;
-    }
+    const named = c.tables.filter((t) => t.name === rule.table && (rule.schema === null || (t.schema ?? schema) === rule.schema));
+    if (named.length > 0 && multiTable) ambiguous.push(rule);
+    else if (named.some((t) => t.access === 'write')) matched.push(rule);
   }
-  return matched;
+  return matched.length === 0 && ambiguous.length === 0 ? NONE : { rules: matched, ambiguous };
 }

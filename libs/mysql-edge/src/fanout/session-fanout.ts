@@ -75,8 +75,9 @@ export class SessionFanout {
     if (r.sql !== null && this.warnings !== null && isShowWarnings(r.sql)) return this.showWarnings(this.warnings);
     this.warnings = null;
     const c = r.classification;
-    const matched = matchingRules(r.rules, c, r.schema);
-    if (matched.length > 0) return this.statementHold(r, matched);
+    const match = matchingRules(r.rules, c, r.schema);
+    if (match.ambiguous.length > 0) return MysqlEdgeErrors.fanoutAmbiguous(match.ambiguous.map((m) => m.table).join(', '));
+    if (match.rules.length > 0) return this.statementHold(r, match.rules);
     if (BOUNDARIES.has(c.transaction) || (c.family === 'ddl' && this.queue.length > 0)) return this.boundaryHold(c, r.sql, r.profile);
     return null;
   }
