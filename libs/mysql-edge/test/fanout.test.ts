@@ -151,6 +151,28 @@ describe('fanout copies', () => {
     expect(await rowEverywhere(15)).toEqual(['implicit', 'implicit', 'implicit']);
   });
 
+  it('discards the copies of a transaction a deadlock rolled back; the survivor\'s arrive after its COMMIT', async () => {
+    await client.query("INSERT INTO other VALUES (60, 'l'), (61, 'r')");
+    const [a, b] = await Promise.all([edge.connect({ database: 'appdb' }), edge.connect({ database: 'appdb' })]);
+    const discardedBefore = await copies('s1', 'discarded');
+    await a!.query('BEGIN');
+    await b!.query('BEGIN');
+    await a!.query("INSERT INTO audit_log VALUES (50, 'a')");
+    await b!.query("INSERT INTO audit_log VALUES (51, 'b')");
+    await a!.query("UPDATE other SET v = 'a' WHERE id = 60");
+    await b!.query("UPDATE other SET v = 'b' WHERE id = 61");
+    const crossed = await Promise.allSettled([a!.query("UPDATE other SET v = 'a' WHERE id = 61"), b!.query("UPDATE other SET v = 'b' WHERE id = 60")]);
+    expect(crossed.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.errno)).toEqual([1213]);
+    await a!.query('COMMIT');
+    await b!.query('COMMIT');
+    const survivor = crossed[0]?.status === 'fulfilled' ? 50 : 51;
+    const victim = survivor === 50 ? 51 : 50;
+    expect((await rowEverywhere(survivor)).every((v) => v !== null)).toBe(true);
+    expect(await rowEverywhere(victim)).toEqual([null, null, null]);
+    expect(await copies('s1', 'discarded')).toBe(discardedBefore + 1);
+    await Promise.all([a!.end(), b!.end()]);
+  });
+
   it('keeps at most `concurrency` copies in flight while a target is blocked', async () => {
     // a table lock on s1's server holds every copy sent there
     const locker = await createConnection({ host: dbs[1]?.primary.host, port: dbs[1]?.primary.port, user: 'root' });

@@ -56,6 +56,9 @@ const BOUNDARIES: ReadonlySet<TransactionEffect> = new Set([
   'implicit_commit',
 ]);
 
+/** Tracked whenever fanouts are configured: a ROLLBACK TO may come after copies queued later. */
+const SAVEPOINTS: ReadonlySet<TransactionEffect> = new Set(['savepoint', 'release_savepoint', 'rollback_to_savepoint']);
+
 const ER_LOCK_DEADLOCK = 1213;
 
 export class SessionFanout {
@@ -78,7 +81,10 @@ export class SessionFanout {
     const match = matchingRules(r.rules, c, r.schema);
     if (match.ambiguous.length > 0) return MysqlEdgeErrors.fanoutAmbiguous(match.ambiguous.map((m) => m.table).join(', '));
     if (match.rules.length > 0) return this.statementHold(r, match.rules);
-    if (BOUNDARIES.has(c.transaction) || (c.family === 'ddl' && this.queue.length > 0)) return this.boundaryHold(c, r.sql, r.profile);
+    const queued = this.queue.length > 0;
+    if ((BOUNDARIES.has(c.transaction) && (queued || SAVEPOINTS.has(c.transaction))) || (c.family === 'ddl' && queued)) return this.boundaryHold(c, r.sql, r.profile);
+    // anything but a plain read while copies wait: if the server says the transaction is gone after it, it went without a COMMIT
+    if (queued && !c.replicaSafe) return this.hold((response, summary, inTransaction) => Promise.resolve(this.endedUnseen(response, summary, inTransaction)), r.profile);
     return null;
   }
 
@@ -96,10 +102,8 @@ export class SessionFanout {
       if (this.queuedBytes + copy.bytes * matched.length > bound) return MysqlEdgeErrors.fanoutTransactionTooLarge(bound);
     }
     return this.hold(async (response, summary, inTransaction) => {
-      if (summary.err !== null) {
-        if (summary.err.code === ER_LOCK_DEADLOCK) this.discard(0);
-        return response;
-      }
+      this.endedUnseen(response, summary, inTransaction);
+      if (summary.err !== null) return response;
       if (inTransaction) {
         for (const rule of matched) this.queue.push({ rule, statement: copy, ownShard: r.ownShard });
         this.queuedBytes += copy.bytes * matched.length;
@@ -107,6 +111,18 @@ export class SessionFanout {
       }
       return this.withFailures(response, await this.send(matched.map((rule) => ({ rule, statement: copy, ownShard: r.ownShard })), r.profile));
     }, r.profile);
+  }
+
+  /**
+   * With copies queued: a deadlock (1213) rolled the transaction back; and when the server reports
+   * no transaction after a statement that neither committed nor rolled back in the edge's eyes, the
+   * transaction ended on the server's own (a rollback after an error, such as a lock wait timeout
+   * with innodb_rollback_on_timeout): either way its copies go away.
+   */
+  private endedUnseen(response: Buffer, summary: ResponseSummary, inTransaction: boolean): Buffer {
+    if (this.queue.length === 0) return response;
+    if (summary.err === null ? !inTransaction : summary.err.code === ER_LOCK_DEADLOCK) this.discard(0);
+    return response;
   }
 
   private boundaryHold(c: Classification, sql: string | null, profile: number): ResponseHold {
