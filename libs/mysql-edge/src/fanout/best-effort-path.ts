@@ -101,6 +101,10 @@ export class BestEffortPath implements FanoutPath {
 
   private async exchange(t: Target, lease: Lease<BackendConnection>, statement: CopyStatement, signal: AbortSignal): Promise<CopyFailure | null> {
     const backend = lease.backend;
+    if (!lease.connection.alive) {
+      lease.pool.release(lease, { reusable: false, reason: 'closed' });
+      return this.failure(t, backend, 'failed', 1158, 'the pooled connection was already closed');
+    }
     const exchange = new CopyExchange(lease.connection, statement);
     const timedOut = new Promise<typeof TIMED_OUT>((resolve) => signal.addEventListener('abort', () => resolve(TIMED_OUT), { once: true }));
     const reply: CopyReply | typeof TIMED_OUT = await Promise.race([exchange.run(), timedOut]);
