@@ -42,6 +42,20 @@ function checkShardMap(path: string, map: ShardMapConfig, known: ReadonlySet<str
   }
 }
 
+/** Fanout targets name shards with backends, once each; fanout names are unique. */
+function checkFanouts(c: DbproxyConfig, known: ReadonlySet<string>, issues: ConfigIssue[]): void {
+  const names = new Map<string, number>();
+  c.mysql.fanout.forEach((f, i) => {
+    checkShardNames(`mysql.fanout[${i}].targets`, f.targets, known, 'mysql_backends', issues);
+    f.targets.forEach((t, j) => {
+      if (f.targets.indexOf(t) !== j) issues.push({ path: `mysql.fanout[${i}].targets[${j}]`, message: `shard "${t}" is listed twice` });
+    });
+    const first = names.get(f.name);
+    if (first !== undefined) issues.push({ path: `mysql.fanout[${i}].name`, message: `duplicate fanout name "${f.name}" (also mysql.fanout[${first}])` });
+    else names.set(f.name, i);
+  });
+}
+
 const shardSet = (backends: readonly NamedBackend[]) => new Set(backends.map((b) => b.shard));
 
 function checkMysql(c: DbproxyConfig, issues: ConfigIssue[]): void {
@@ -54,7 +68,7 @@ function checkMysql(c: DbproxyConfig, issues: ConfigIssue[]): void {
   if ((sharding.enabled || (c.mysql.enabled && known.size > 0)) && !known.has(sharding.default_shard)) {
     issues.push({ path: 'mysql.sharding.default_shard', message: `shard "${sharding.default_shard}" has no backends in mysql_backends` });
   }
-  c.mysql.fanout.forEach((f, i) => checkShardNames(`mysql.fanout[${i}].targets`, f.targets, known, 'mysql_backends', issues));
+  checkFanouts(c, known, issues);
   const cacheBackend = c.mysql.cache.redis_backend;
   if (c.mysql.cache.enabled && (cacheBackend === undefined || !c.redis_backends.some((b) => b.name === cacheBackend))) {
     issues.push({ path: 'mysql.cache.redis_backend', message: 'must name a [[redis_backends]] entry when the cache is enabled' });

@@ -22,7 +22,7 @@ export const NOT_BUILT_KEYS: readonly NotBuiltKey[] = [
   { path: 'mysql.sharding.multi_shard', lands: SHARDING },
   { path: 'mysql.sharding.rules', lands: SHARDING },
   { path: 'mysql.cache', lands: "the result cache lands with issue 'Result cache in mysql-edge'" },
-  { path: 'mysql.fanout', lands: FANOUT },
+  { path: 'mysql.fanout[].mode', lands: 'XA mode lands with the xa-coordinator issue; mode = "best_effort" is built' },
   { path: 'mysql.xa', lands: FANOUT },
   { path: 'proxy.admin.xa_coordinator', lands: `there is no xa-coordinator service yet; ${FANOUT}` },
   { path: 'bgd_deployments', lands: "there is no bgd-monitor service yet; it lands with issue 'Blue/green monitor'" },

@@ -7,6 +7,7 @@ const TARGETS = 'libs/topology/src/targets.ts';
 const MYSQL_EPOCH = 'libs/mysql-edge/src/epoch.ts';
 const MYSQL_SERVICE = 'libs/mysql-edge/src/service.ts';
 const MYSQL_POOLS = 'libs/mysql-edge/src/backend/backend-pools.ts';
+const FANOUT_RULES = 'libs/mysql-edge/src/fanout/fanout-rules.ts';
 const PG_SERVICE = 'libs/pg-edge/src/service.ts';
 const PG_TX = 'libs/pg-edge/src/transaction/tx-session.ts';
 const PG_POOLS = 'libs/pg-edge/src/transaction/backend-pools.ts';
@@ -101,6 +102,14 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.sharding': MYSQL_EPOCH,
   // every statement runs on this shard (the route planner's defaultShard)
   'mysql.sharding.default_shard': MYSQL_EPOCH,
+  // [[mysql.fanout]] best_effort copies (mode = "xa" is refused: src/unbuilt.ts)
+  'mysql.fanout': FANOUT_RULES,
+  'mysql.fanout[].name': FANOUT_RULES,
+  'mysql.fanout[].table': FANOUT_RULES,
+  'mysql.fanout[].targets': FANOUT_RULES,
+  'mysql.fanout[].concurrency': FANOUT_RULES,
+  'mysql.fanout[].timeout_seconds': FANOUT_RULES,
+  'mysql.fanout[].max_transaction_bytes': FANOUT_RULES,
   mysql_backends: TARGETS,
   'mysql_backends[].name': TARGETS,
   'mysql_backends[].monitor_username': TARGETS,

@@ -13,6 +13,7 @@ import type { EdgeEpoch } from './epoch';
 import type { FrontendTls } from '@dbproxy/runtime';
 import type { RsaKeys } from './frontend/client-login';
 import type { KillSwitch } from './kill/kill-switch';
+import type { FanoutCoordinator } from './fanout/fanout-coordinator';
 import type { EdgeMetrics, QueryCounters } from './metrics';
 import type { StateTable } from './state-machine';
 
@@ -61,6 +62,8 @@ export interface EdgeContext {
   readonly logger: Logger;
   /** True while the service drains: sessions close at their next idle moment. */
   readonly draining: boolean;
+  /** Fanout copies of this process: lanes, paths, metrics (src/fanout). */
+  readonly fanout: FanoutCoordinator;
   /** Edge connection ids and the KILLs naming them. */
   readonly kills: KillSwitch;
   /** What the greeting advertises now: server version and MariaDB extended capabilities. */

@@ -13,6 +13,7 @@ import { BackendIdentities } from './backend/backend-identity';
 import { BackendPools } from './backend/backend-pools';
 import { CollationCatalog } from './backend/collations';
 import { ParkedLeases } from './backend/parked-leases';
+import { FanoutCoordinator } from './fanout/fanout-coordinator';
 import { Pipelines } from './backend/pipelines';
 import { StatementCatalog } from './backend/statement-catalog';
 import { SESSION_MOVES, SESSION_STATES, type AdvertisedServer, type CoarseClock, type EdgeContext, type SessionState } from './edge-context';
@@ -69,6 +70,7 @@ export class MysqlEdge implements EdgeContext {
   readonly logger: Logger;
   draining = false;
   readonly kills: KillSwitch;
+  readonly fanout: FanoutCoordinator;
   private readonly sessions = new Set<ClientSession>();
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly healthError = (backend: string): string | undefined => {
@@ -106,6 +108,7 @@ export class MysqlEdge implements EdgeContext {
       transitions: () => [...this.sessionStates.snapshot(), ...this.backendStates.snapshot()],
       classification: () => this.current.router.stats(),
     });
+    this.fanout = new FanoutCoordinator({ epoch: () => this.current, pools: this.pools, metrics: ctx.metrics, logger: ctx.logger });
     this.kills = new KillSwitch({ bus: ctx.bus, logger: ctx.logger, endpoint: (backend) => this.pools.endpoint(backend), timeoutMs: () => this.current.config.mysql.connect_timeout_seconds * 1000 });
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();

@@ -34,6 +34,15 @@ export const MysqlEdgeErrors = {
   noCursor: createError<[number]>('DBP_ERR_MYSQLEDGE_NO_CURSOR', 'The statement (%d) has no open cursor'),
   missingTypes: createError<[number]>('DBP_ERR_MYSQLEDGE_MISSING_TYPES', 'Incorrect arguments to mysqld_stmt_execute: statement %d was never bound with parameter types'),
   shardUnsupported: createError<[string]>('DBP_ERR_MYSQLEDGE_SHARD_UNSUPPORTED', 'Statement cannot be routed: %s'),
+  fanoutMultiStatement: createError<[string]>('DBP_ERR_MYSQLEDGE_FANOUT_MULTI_STATEMENT', 'A statement on the table of fanout "%s" must be sent alone, not in a multi-statement request'),
+  fanoutAmbiguous: createError<[string]>(
+    'DBP_ERR_MYSQLEDGE_FANOUT_AMBIGUOUS',
+    'A multi-table UPDATE or DELETE naming fanout table %s cannot be copied safely (dbproxy cannot tell whether it writes that table): write the table in a statement of its own',
+  ),
+  fanoutTransactionTooLarge: createError<[number]>(
+    'DBP_ERR_MYSQLEDGE_FANOUT_TRANSACTION_TOO_LARGE',
+    'Multi-statement transaction required more than mysql.fanout max_transaction_bytes = %d bytes of fanout copies; commit or roll back',
+  ),
   protocol: createError<[string]>('DBP_ERR_MYSQLEDGE_PROTOCOL', 'Malformed packet: %s'),
   killDenied: createError<[number]>('DBP_ERR_MYSQLEDGE_KILL_DENIED', 'You are not owner of thread %d'),
   killUnsupported: createError<[string]>('DBP_ERR_MYSQLEDGE_KILL_UNSUPPORTED', '%s is not supported by dbproxy: use KILL [QUERY | CONNECTION] <connection id of your session>'),
@@ -80,6 +89,9 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_NO_CURSOR: [1421, 'HY000'], // ER_STMT_HAS_NO_OPEN_CURSOR
   DBP_ERR_MYSQLEDGE_MISSING_TYPES: [1210, 'HY000'], // ER_WRONG_ARGUMENTS
   DBP_ERR_MYSQLEDGE_SHARD_UNSUPPORTED: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_FANOUT_MULTI_STATEMENT: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_FANOUT_AMBIGUOUS: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_FANOUT_TRANSACTION_TOO_LARGE: [1197, 'HY000'], // ER_TRANS_CACHE_FULL
   DBP_ERR_MYSQLEDGE_PROTOCOL: [1047, '08S01'], // ER_UNKNOWN_COM_ERROR
   DBP_ERR_MYSQLEDGE_KILL_DENIED: [1095, 'HY000'], // ER_KILL_DENIED_ERROR
   DBP_ERR_MYSQLEDGE_KILL_UNSUPPORTED: [1235, '42000'], // ER_NOT_SUPPORTED_YET

@@ -35,11 +35,17 @@ export const mysqlCache = z
 export const mysqlFanout = z
   .object({
     name,
-    table: z.string().min(1),
-    /** Shards that receive a copy of each matching DML statement. */
+    /** The table whose INSERT/UPDATE/DELETE/REPLACE statements are copied: `table` (any database) or `schema.table`. */
+    table: z.string().regex(/^[A-Za-z0-9_$]+(\.[A-Za-z0-9_$]+)?$/, 'expected table or schema.table'),
+    /** Shards that receive a copy of each matching DML statement (on their primary). */
     targets: z.array(name).min(1, 'needs at least one target shard'),
     mode: z.enum(['best_effort', 'xa']).default('best_effort'),
+    /** Copies of this fanout in flight at once (per edge process); more wait in order. */
     concurrency: positiveInt.default(4),
+    /** How long a client's OK waits for its copies (queue wait included); a copy not done by then is abandoned and warned about. */
+    timeout_seconds: positiveSeconds.default(10),
+    /** Bytes of copies one client transaction may queue until its COMMIT; a statement past it is refused (1197). */
+    max_transaction_bytes: positiveInt.default(8388608),
   })
   .strict();
 

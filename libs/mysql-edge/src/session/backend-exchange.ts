@@ -19,6 +19,7 @@ import { executeFor, initDbPacket, longDataPacket, preparePacket, statementPacke
 import { leavesStatementValues, leavesUntrackedState, type PinCause, type Plan } from './route-planner';
 import type { ClientStatement } from './statement-registry';
 import type { BackendThread } from '../kill/kill-switch';
+import type { ResponseHold } from '../fanout/session-fanout';
 
 export type CommandKind = 'query' | 'execute' | 'prepare' | 'field-list' | 'statistics' | 'init-db' | 'fetch' | 'stmt-reset';
 
@@ -38,6 +39,8 @@ export interface ExchangeOwner {
   waiting(): void;
   /** The pinned connection died between statements: the client gets `err` (with sequence id `seq`) and the session closes. */
   pinnedConnectionLost(err: MysqlError, seq: number): void;
+  /** A response held back by fanout (src/fanout), as the client gets it. */
+  sendHeld(response: Buffer): void;
   /** The server asked for a LOAD DATA LOCAL file (request `requestSeq` forwarded): the client's next packets are the file. */
   startUpload(conn: BackendConnection, requestSeq: number): void;
   /** What the response changed: schema, autocommit, character set, statements... */
@@ -68,6 +71,8 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   plan: Plan | null = null;
   classification: Classification | null = null;
   statement: ClientStatement | null = null;
+  /** Fanout (src/fanout): the response is held until its copies ran (or merged with the edge's warnings); set per command. */
+  hold: ResponseHold | null = null;
   /** Client id a forwarded prepare response is rewritten to. */
   prepareId = -1;
   private pendingPreludes = 0;
@@ -292,6 +297,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   }
 
   deliver(slices: Buffer[]): void {
+    const hold = this.hold;
+    if (hold !== null) {
+      for (const slice of slices) hold.slices.push(Buffer.from(slice));
+      return;
+    }
     this.owner.deliver(slices, this.conn as BackendConnection);
   }
 
@@ -354,7 +364,10 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (this.lending !== null) {
       if (holds) this.owner.edge.pipelines.retire(this.lending);
     } else this.updatePin(ok, holds);
-    this.finish(false, null);
+    // fanout: the connection is settled now, the client answered once the copies ran
+    const hold = this.hold;
+    this.hold = null;
+    this.finish(false, null, hold?.settle(summary, holds));
   }
 
   /** Pins start with statements that need them, or when the server says a transaction is open; transactional pins end when it no longer is. */
@@ -386,9 +399,10 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (this.packet === null) this.release(true, 'unpinned');
   }
 
-  /** Ends the command: the connection is kept (pinned or parked) or goes back; the session is told. */
-  private finish(fatal: boolean, closeReason: string | null): void {
+  /** Ends the command: the connection is kept (pinned or parked) or goes back; the session is told (after `held` is sent, when given). */
+  private finish(fatal: boolean, closeReason: string | null, held?: Promise<Buffer>): void {
     this.packet = null;
+    this.hold = null;
     this.span?.end();
     this.span = null;
     const reason = this.lending === null ? closeReason : this.leaveLending(closeReason);
@@ -396,7 +410,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       // others' commands still run on the connection: the last of them returns it
     } else if (reason !== null) this.release(false, reason);
     else if (this.pin === null && !this.park()) this.release(true, 'released');
-    this.owner.commandDone(fatal);
+    if (held === undefined) return this.owner.commandDone(fatal);
+    void held.then((response) => {
+      this.owner.sendHeld(response);
+      this.owner.commandDone(fatal);
+    });
   }
 
   /**
@@ -468,6 +486,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   /** The edge could not run the command (no backend, pool, protocol): an ERR; pinned sessions end. */
   private fail(err: DbproxyError, lastSeq: number, closeConnection = true): void {
+    if (this.hold !== null) lastSeq = -1; // nothing of a held response reached the client
     const pinned = this.pin !== null;
     const wire = toMysqlError(pinned && closeConnection ? MysqlEdgeErrors.pinLost(this.pin as string, err.message) : err);
     this.owner.edge.metrics.errors.inc({ code: String(wire.code) });
@@ -550,6 +569,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   /** The client went away: an unfinished response makes the connection unusable. */
   close(): void {
+    this.hold = null;
     this.giveBack('session-end');
     if (this.waiter) this.waiter.abort(new Error('client disconnected'));
     this.waiter = null;

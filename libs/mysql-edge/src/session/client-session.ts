@@ -25,6 +25,7 @@ import { killable } from './kill-command';
 import { LocalInfileUpload } from './local-infile';
 import type { ListenerRole } from './route-planner';
 import { StatementRegistry } from './statement-registry';
+import type { SessionFanout } from '../fanout/session-fanout';
 
 const SESSION = Symbol('mysql-edge session');
 type SessionSocket = Socket & { [SESSION]?: ClientSession };
@@ -84,6 +85,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   private blocked: BackendConnection | null = null;
   /** This session paused `blocked` (it resumes it on drain or close). */
   private pausedBackend = false;
+  /** Fanout copies queued in the client's transaction and warnings of failed ones (src/fanout); made on first use. */
+  fanout: SessionFanout | null = null;
   /** A LOAD DATA LOCAL INFILE whose file the client is sending (see local-infile.ts). */
   private upload: LocalInfileUpload | null = null;
   private readonly onPacket = (packet: MysqlPacket): boolean => this.packetIn(packet);
@@ -298,6 +301,10 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.pausedBackend = false;
   }
 
+  sendHeld(response: Buffer): void {
+    if (this.state !== 'closed') this.socket.write(response);
+  }
+
   sendError(err: MysqlError, seq: number): void {
     this.socket.write(errPacket(this.upload?.nextSeq ?? seq, err, this.capabilities));
   }
@@ -424,6 +431,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** Session state goes back to what the login gave (COM_RESET_CONNECTION, COM_CHANGE_USER). */
   resetState(): void {
     this.ex?.unpin();
+    this.fanout?.reset();
     this.statements?.clear();
     this.statements = null;
     this.charsetSql = null;
@@ -462,6 +470,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.upload?.finish();
     this.upload = null;
     this.ex?.close();
+    this.fanout?.reset();
     this.statements?.clear();
     this.queue = null;
     this.edge.metrics.sessions.dec({ listener: this.listener });

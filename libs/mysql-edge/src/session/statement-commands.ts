@@ -12,6 +12,7 @@ import { startsWithKill } from '../kill/kill-statement';
 import type { ClientSession } from './client-session';
 import { noteExecuteTypes } from './command-packets';
 import { setOption } from './set-option';
+import { executeHold, isHoldError, queryHold } from '../fanout/session-hooks';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
 import { StatementRegistry, type StatementSource } from './statement-registry';
 
@@ -97,6 +98,10 @@ function query(s: ClientSession, p: MysqlPacket): void {
   const planned = plan(s, route);
   if (!isPlan(planned)) return s.fail(planned);
   const ex = s.exchange();
+  // fanout (src/fanout): copies of DML on fanout tables, merged SHOW WARNINGS
+  const hold = queryHold(s, p, sql, route, planned, ex.pin);
+  if (isHoldError(hold)) return s.fail(hold);
+  ex.hold = hold;
   ex.plan = planned;
   ex.classification = route.classification;
   ex.statement = null;
@@ -124,6 +129,10 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   if (!isPlan(planned)) return s.fail(planned);
   if ((p.payload[5] as number) & CURSOR_FLAGS && !s.pinned) planned = { ...planned, pin: 'cursor', reserved: planned.role === 'primary', pipelinable: false };
   const ex = s.exchange();
+  // fanout (src/fanout): copies of DML on fanout tables
+  const hold = executeHold(s, p, statement, route, planned, ex.pin);
+  if (isHoldError(hold)) return s.fail(hold);
+  ex.hold = hold;
   ex.plan = planned;
   ex.classification = route.classification;
   ex.statement = statement;
