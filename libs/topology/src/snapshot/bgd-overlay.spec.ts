@@ -12,6 +12,7 @@ const target = (name: string, role: 'primary' | 'replica', address: string, shar
   role,
   address,
   weight: 1,
+  status: 'online',
   maxLagSeconds: 10,
   credentials: {},
   tls: undefined,
