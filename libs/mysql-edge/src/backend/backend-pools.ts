@@ -179,7 +179,11 @@ export class BackendPools {
 
   /** Drain actions and DNS pin changes: connections to `backend` close when released; `now` (offline_hard): lent ones too, at once. */
   retire(backend: string, reason: string, now = false): void {
-    for (const pool of this.pools.values()) if (pool.backend === backend) now ? pool.closeConnections(reason) : pool.retire(reason);
+    for (const pool of this.pools.values()) {
+      if (pool.backend !== backend) continue;
+      if (now) pool.closeConnections(reason);
+      else pool.retire(reason);
+    }
   }
 
   /** Retires the pools of backends that started draining, moved (DNS pin) or went offline_hard in this snapshot; returns their names. */
