@@ -4,6 +4,7 @@ import { JoinableLendings, PoolSet, type ConnectionFactory, type JoinableLending
 import { retirementOf, type TopologyView } from '@dbproxy/topology-client';
 import type { BackendConfig, BackendLoad } from '../backend-directory';
 import { sendCancelRequest } from '../backend-socket';
+import { PgEdgeErrors } from '../errors';
 import type { EdgeEpoch } from '../edge-context';
 import { PgBackendConnection, type BackendConsumer } from './backend-connection';
 
@@ -72,7 +73,9 @@ class PgConnectionFactory implements ConnectionFactory<PgBackendConnection> {
   }
 
   destroy(connection: PgBackendConnection, reason: string): void {
-    connection.close(reason);
+    // offline_hard closes lent connections too: their sessions learn it now, not at their query timeout
+    if (reason === 'offline_hard') connection.closeUnder(PgEdgeErrors.backendLost(this.config.name));
+    else connection.close(reason);
   }
 
   isAlive(connection: PgBackendConnection): boolean {
