@@ -39,6 +39,7 @@ export function backendsReport(gathered: readonly unknown[], view: TopologyView)
       lagging: b.lagging,
       shunned: b.shunned,
       draining: b.draining,
+      status: b.status,
       pool: pools.get(b.name) ?? null,
     })),
   };

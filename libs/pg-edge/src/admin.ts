@@ -77,6 +77,7 @@ export function backendsReport(mode: 'transparent' | 'transaction', directory: B
         lagging: state?.lagging ?? null,
         shunned: state?.shunned ?? null,
         draining: state?.draining ?? null,
+        status: state?.status ?? config.status,
         transparent_sessions: transparentLoad.get(config.name) ?? 0,
         transaction_pool: pool ? poolFigures(pool) : null,
       };

@@ -4,7 +4,8 @@ import type { Socket } from 'node:net';
 import type { ConfigSnapshot } from '@dbproxy/config';
 import type { RejectReason, RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
 import { SqlRouter } from '@dbproxy/sql';
-import { TopologyClient } from '@dbproxy/topology-client';
+import { TopologyClient, TopologyView } from '@dbproxy/topology-client';
+import { closeOfflineHard } from './transparent/offline-hard';
 import { errorMessage } from '@dbproxy/util';
 import { backendsReport, FIGURES_TOPIC, mergeFigures, type ProcessFigures } from './admin';
 import { BackendDirectory } from './backend-directory';
@@ -75,9 +76,13 @@ export const pgEdgeService: ServiceDefinition = {
       for (const b of epoch.config.postgres_backends) shardOf.set(b.name, b);
       pools.configure(epoch);
     });
-    const unwatch = topology.onChange((view) => pools.onTopology(view));
+    const transparent = new Set<TransparentSession>();
+    const unwatch = topology.onChange((view, previous) => {
+      pools.onTopology(view, previous);
+      closeOfflineHard(transparent, view, previous);
+    });
     await topology.start();
-    pools.onTopology(topology.current());
+    pools.onTopology(topology.current(), TopologyView.empty('postgres'));
 
     const serve = (socket: Socket, listener: ListenerRole) => {
       const current = epoch;
@@ -86,7 +91,11 @@ export const pgEdgeService: ServiceDefinition = {
         const session = new TransparentSession(socket, listener, edge, current);
         const entry = { close: () => session.destroy() };
         sessions.add(entry);
-        socket.once('close', () => sessions.delete(entry));
+        transparent.add(session);
+        socket.once('close', () => {
+          sessions.delete(entry);
+          transparent.delete(session);
+        });
         void session.run();
         return;
       }

@@ -175,6 +175,22 @@ export class BackendPool<C> {
   }
 
   /**
+   * Closes every connection now (a backend set offline_hard): idle, connecting, being reset and
+   * lent ones, these under their borrowers (their release is then a no-op). The pool stays open:
+   * later acquires get new connections.
+   */
+  closeConnections(reason: string): void {
+    if (this.phase === 'closed') return;
+    this.retire(reason);
+    for (const conn of this.roster.all) {
+      if (conn.state !== 'retiring') continue;
+      if (conn.lease !== undefined) conn.lease.revoked = true;
+      this.roster.close(conn, 'retiring', reason);
+    }
+    this.reconcile();
+  }
+
+  /**
    * New sizes and deadlines (a new config epoch); omitted fields take their defaults. Shrinking
    * closes surplus idle connections now and surplus lent ones when released.
    */

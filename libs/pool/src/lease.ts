@@ -25,6 +25,10 @@ export class PoolLease<C> implements Lease<C> {
     return this.entry.id;
   }
 
+  get retiring(): boolean {
+    return this.entry.state === 'retiring' || this.entry.state === 'closed';
+  }
+
   get connection(): C {
     const raw = this.entry.raw;
     if (this.released || raw === undefined) throw PoolErrors.leaseReleased(this.entry.pool, this.entry.id);

@@ -96,6 +96,11 @@ export class PoolSet<C> {
     this.pool(backend).retire(reason);
   }
 
+  /** offline_hard on one backend: its connections close now, lent ones under their borrowers. */
+  closeConnections(backend: string, reason: string): void {
+    this.pool(backend).closeConnections(reason);
+  }
+
   stats(): PoolStats[] {
     return [...this.entries.values()].map((entry) => entry.pool.stats());
   }

@@ -87,6 +87,13 @@ export interface Lease<C> {
   /** How long the acquire waited, in milliseconds (0 when an idle connection was at hand). */
   readonly waitMs: number;
   readonly released: boolean;
+  /**
+   * Retire-on-release: a drain (retire(), a new factory, closeConnections()) marked the
+   * connection unhealthy and not reusable. It serves its current borrower to the end of its
+   * ownership and is closed when released, whatever the release asks; a borrower that keeps
+   * connections between uses (parked, shared, pinned) must stop offering it to anyone else.
+   */
+  readonly retiring: boolean;
 }
 
 /** A snapshot of one pool, for GET /postgres/backends, Prometheus and replica choice. */

@@ -14,6 +14,7 @@ import { ConnectionSession } from './connection/connection-session';
 import { errorReply, RedisEdgeErrors } from './errors';
 import { endpointKey, type NodeEndpoint } from './io/endpoint';
 import { TickFlusher } from './io/tick-flusher';
+import { closeOfflineHard } from './offline-hard';
 import { createRedisEdgeMetrics, publishCommandCounts, type RedisEdgeMetrics } from './metrics';
 
 interface Closable {
@@ -82,14 +83,17 @@ export const redisEdgeService: ServiceDefinition = {
     const edge = new CommandEdge(ctx.config.current(), links, flusher, replies, m, topology, ctx.logger, ctx.tracer);
     const connections = new ConnectionEdge(ctx.config, topology, m, ctx.tracer);
     let stopped = false;
-    const unwatch = topology.onChange(() => edge.rebuild());
+    const sessions = new Set<Closable>();
+    const unwatch = topology.onChange((view, previous) => {
+      edge.rebuild();
+      closeOfflineHard(view, previous, links, sessions);
+    });
     const unsubscribe = ctx.config.onChange((next) => {
       edge.rebuild(next.config);
       if (next.config.redis.mode === 'command' && !edge.table) keepLoadingTable(ctx, edge, links, () => stopped);
     });
     if (ctx.local.redis.enabled && redis().mode === 'command') keepLoadingTable(ctx, edge, links, () => stopped);
     const publisher = startMetricsPublisher(links, m);
-    const sessions = new Set<Closable>();
     const idleSweep = setInterval(() => {
       for (const session of sessions) session.sweepIdle?.(IDLE_SWEEP_MS);
     }, IDLE_SWEEP_MS);

@@ -2,3 +2,4 @@
 // snapshots — usable backends per shard and role, DNS pins, slot owners and readiness.
 export { TopologyClient, type TopologyClientOptions, type TopologyReadiness, type ReadinessSink, type ReadinessStatus, type RefreshReason, type TopologyListener } from './topology-client';
 export { TopologyView, pinnedAddress, CLUSTER_SLOT_COUNT, type BackendState } from './topology-view';
+export { retirementOf, type Retirement } from './backend-retirement';

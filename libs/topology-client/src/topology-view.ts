@@ -1,5 +1,5 @@
 // One topology snapshot indexed for the questions edges ask on every query, each answered in O(1).
-import type { BackendRole, Protocol, TopologySnapshot } from '@dbproxy/bus';
+import type { BackendRole, BackendStatus, Protocol, TopologySnapshot } from '@dbproxy/bus';
 
 /** Redis Cluster hash slots (CRC16 mod 16384). */
 export const CLUSTER_SLOT_COUNT = 16_384;
@@ -22,6 +22,8 @@ export interface BackendState {
   readonly shunned: boolean;
   /** Existing connections are being retired (blue/green drain); see `usable`. */
   readonly draining: boolean;
+  /** The configured status (`online` when the snapshot has none): offline backends take no new work. */
+  readonly status: BackendStatus;
   readonly dnsPin: string | null;
 }
 
@@ -40,17 +42,18 @@ export function pinnedAddress(address: string, pin: string | null): string {
   return pin.includes(':') ? `[${pin}]:${port}` : `${pin}:${port}`;
 }
 
-/** Replicas serve reads only when healthy, caught up, not shunned and not draining. */
+/** Replicas serve reads only when online, healthy, caught up, not shunned and not draining. */
 function usableReplica(b: BackendState): boolean {
-  return b.role === 'replica' && b.healthy && !b.lagging && !b.shunned && !b.draining;
+  return b.role === 'replica' && b.status === 'online' && b.healthy && !b.lagging && !b.shunned && !b.draining;
 }
 
 /**
- * A draining primary stays usable: there is no other writer for its shard, and draining means its
+ * An offline primary (offline_soft or offline_hard) is not: new sessions get the shard's
+ * no-backend error. A draining primary stays usable: there is no other writer for its shard, and draining means its
  * existing connections are retired (new ones go to `connectAddress`), not that writes stop.
  */
 function usablePrimary(b: BackendState): boolean {
-  return b.role === 'primary' && b.healthy && !b.shunned;
+  return b.role === 'primary' && b.status === 'online' && b.healthy && !b.shunned;
 }
 
 export class TopologyView {
@@ -75,7 +78,7 @@ export class TopologyView {
     const down: { shard: string; backend: BackendState | undefined }[] = [];
     let slots: (BackendState | undefined)[] | undefined;
     for (const shard of snapshot?.shards ?? []) {
-      const backends = shard.backends.map((b) => Object.freeze({ ...b, shard: shard.shard, connectAddress: pinnedAddress(b.address, b.dnsPin) }));
+      const backends = shard.backends.map((b) => Object.freeze({ ...b, status: b.status ?? 'online', shard: shard.shard, connectAddress: pinnedAddress(b.address, b.dnsPin) }));
       for (const b of backends) this.byName.set(b.name, b);
       const primary = backends.find((b) => b.role === 'primary');
       this.shardIndex.set(shard.shard, {

@@ -1,6 +1,6 @@
 // What topology checks: each configured backend of a protocol, with the credentials of its pool
 // and its lag limit (the backend's own max_replica_lag_seconds, else its protocol's).
-import type { BackendRole, Protocol } from '@dbproxy/bus';
+import type { BackendRole, BackendStatus, Protocol } from '@dbproxy/bus';
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 
 export const PROTOCOLS: readonly Protocol[] = ['mysql', 'postgres', 'redis'];
@@ -22,6 +22,8 @@ export interface BackendTarget {
   readonly role: BackendRole;
   readonly address: string;
   readonly weight: number;
+  /** The configured status (Redis Cluster nodes: online); published in the snapshot. */
+  readonly status: BackendStatus;
   readonly maxLagSeconds: number;
   readonly credentials: Credentials;
   readonly tls: BackendTls | undefined;
@@ -37,6 +39,7 @@ export function configuredTargets(config: Config, protocol: Protocol): BackendTa
     role: b.role,
     address: b.address,
     weight: b.weight,
+    status: b.status,
     maxLagSeconds: b.max_replica_lag_seconds ?? protocolLag,
     tls: b.tls.enabled ? b.tls : undefined,
   });

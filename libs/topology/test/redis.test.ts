@@ -114,7 +114,7 @@ max_replica_lag_seconds = 2
     expect(snapshot.generation).toBeGreaterThanOrEqual(startedAt); // max(previous + 1, now in ms), none before
     expect(snapshot.generation).toBeLessThanOrEqual(Date.now());
     expect(snapshot).toMatchObject({ protocol: 'redis', epoch: edge.client.current().epoch });
-    const healthy = { weight: expect.any(Number), healthy: true, lagging: false, shunned: false, draining: false, dnsPin: null };
+    const healthy = { weight: expect.any(Number), healthy: true, lagging: false, shunned: false, draining: false, status: 'online', dnsPin: null };
     expect(snapshot.shards).toEqual([
       {
         shard: 'default',

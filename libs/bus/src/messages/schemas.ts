@@ -13,6 +13,13 @@ const count = z.number().int().nonnegative();
 
 export const BackendRole = z.enum(['primary', 'replica']);
 
+/**
+ * A backend's configured status: `offline_soft` takes no new connections or sessions (existing
+ * ones finish), `offline_hard` has its connections closed now. Neither is eligible for blue/green
+ * mapping or drains (spec 001).
+ */
+export const BackendStatus = z.enum(['online', 'offline_soft', 'offline_hard']);
+
 /** KV `dbproxy-config` / `current`: the configuration in force; the KV revision is its epoch. */
 export const ConfigRecord = z.object({
   /** The validated configuration document (libs/config's shape, secrets unexpanded). */
@@ -50,6 +57,8 @@ export const TopologyBackend = z.object({
   lagging: z.boolean(),
   shunned: z.boolean(),
   draining: z.boolean(),
+  /** The configured status; absent in snapshots of older topology services: `online`. */
+  status: BackendStatus.optional(),
   /** IP the backend's hostname is pinned to during a blue/green switchover, else null. */
   dnsPin: z.string().min(1).nullable(),
 });
@@ -167,6 +176,7 @@ export const CacheInvalidation = z.object({
 });
 
 export type BackendRole = z.infer<typeof BackendRole>;
+export type BackendStatus = z.infer<typeof BackendStatus>;
 export type ConfigRecord = z.infer<typeof ConfigRecord>;
 export type HealthReport = z.infer<typeof HealthReport>;
 export type TopologyBackend = z.infer<typeof TopologyBackend>;

@@ -11,6 +11,11 @@ const backendBase = {
   /** Replica lag above this leaves read selection (overrides the protocol's setting). */
   max_replica_lag_seconds: nonNegativeSeconds.optional(),
   tls: backendTls.default({}),
+  /**
+   * `offline_soft`: no new connections or sessions go to it, existing ones finish; `offline_hard`:
+   * its connections are closed now. Offline backends are not eligible for blue/green mapping or drains.
+   */
+  status: z.enum(['online', 'offline_soft', 'offline_hard']).default('online'),
 };
 
 export const mysqlBackend = z

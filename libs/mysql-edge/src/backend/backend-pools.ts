@@ -7,7 +7,7 @@ import type { DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import { BackendPool, SharedCapacity, type ConnectionFactory, type PoolSizing, type PoolStats } from '@dbproxy/pool';
 import { Capability, MariaDbCapability } from '@dbproxy/protocol-mysql';
-import type { TopologyView } from '@dbproxy/topology-client';
+import { retirementOf, type TopologyView } from '@dbproxy/topology-client';
 import type { EdgeEpoch } from '../epoch';
 import type { StateTable } from '../state-machine';
 import { BackendConnection, type BackendConnectionState } from './backend-connection';
@@ -177,19 +177,22 @@ export class BackendPools {
     for (const [name, config] of epoch.backends) this.keys.set(name, connectionKey(config, epoch));
   }
 
-  /** Drain actions and DNS pin changes: connections to `backend` close when released. */
-  retire(backend: string, reason: string): void {
-    for (const pool of this.pools.values()) if (pool.backend === backend) pool.retire(reason);
+  /** Drain actions and DNS pin changes: connections to `backend` close when released; `now` (offline_hard): lent ones too, at once. */
+  retire(backend: string, reason: string, now = false): void {
+    for (const pool of this.pools.values()) {
+      if (pool.backend !== backend) continue;
+      if (now) pool.closeConnections(reason);
+      else pool.retire(reason);
+    }
   }
 
-  /** Retires the pools of backends that started draining or moved (DNS pin) in this snapshot; returns their names. */
+  /** Retires the pools of backends that started draining, moved (DNS pin) or went offline_hard in this snapshot; returns their names. */
   onTopology(next: TopologyView, previous: TopologyView): string[] {
     const retired: string[] = [];
     for (const state of next.backends()) {
-      const before = previous.backend(state.name);
-      const reason = state.draining && !before?.draining ? 'drain' : before && before.connectAddress !== state.connectAddress ? 'dns-pin' : null;
-      if (reason === null) continue;
-      this.retire(state.name, reason);
+      const retirement = retirementOf(state, previous.backend(state.name));
+      if (retirement === null) continue;
+      this.retire(state.name, retirement.reason, retirement.now);
       retired.push(state.name);
     }
     return retired;
@@ -255,7 +258,8 @@ export class BackendPools {
         else resetCounts.clean++;
         return conn.reset();
       },
-      destroy: (conn, reason) => conn.close(reason),
+      // offline_hard closes lent connections too: a session holding one is told why (ERR), not just that it was lost
+      destroy: (conn, reason) => (reason === 'offline_hard' ? conn.fail(MysqlEdgeErrors.backendLost(backend, 'the backend was set offline_hard')) : conn.close(reason)),
       isAlive: (conn) => conn.alive,
     };
   }

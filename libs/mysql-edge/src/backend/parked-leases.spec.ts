@@ -3,9 +3,9 @@ import type { Lease } from '@dbproxy/pool';
 import type { BackendConnection } from './backend-connection';
 import { ParkedLeases, type ConnectionPool, type ParkedHolder } from './parked-leases';
 
-function holder(parkedAt: number, log: string[], name: string, needsReset = false): ParkedHolder {
+function holder(parkedAt: number, log: string[], name: string, needsReset = false, retiring = false): ParkedHolder {
   const pool = { release: () => void log.push(`${name} released to the pool`) };
-  const lease = { released: false, backend: 'db', connection: { needsReset }, pool } as unknown as Lease<BackendConnection>;
+  const lease = { released: false, retiring, backend: 'db', connection: { needsReset }, pool } as unknown as Lease<BackendConnection>;
   return {
     parkedAt,
     surrender: () => {
@@ -26,6 +26,20 @@ describe('ParkedLeases', () => {
     parked.park(pool, holder(0, log, 'a', true));
     expect(parked.steal(pool, holder(0, log, 'b'))).toBeUndefined();
     expect(log).toEqual(['a surrendered', 'a released to the pool']);
+  });
+
+  it('never hands over a connection a drain retired after it was parked: its release closes it, the taker gets the next one', () => {
+    const parked = new ParkedLeases();
+    const log: string[] = [];
+    parked.park(pool, holder(0, log, 'drained', false, true));
+    parked.park(pool, holder(0, log, 'fresh'));
+    expect(parked.steal(pool, holder(0, log, 'b'))).toBeDefined();
+    expect(log).toEqual(['drained surrendered', 'drained released to the pool', 'fresh surrendered']);
+  });
+
+  it('refuses to park a retiring lease (the local pool return takes no retired connection)', () => {
+    expect(ParkedLeases.mayPark({ retiring: true } as Lease<BackendConnection>)).toBe(false);
+    expect(ParkedLeases.mayPark({ retiring: false } as Lease<BackendConnection>)).toBe(true);
   });
 
   it('hands a parked connection of the same pool to another session, never to its holder', () => {

@@ -5,7 +5,9 @@
 // a session that finds no idle connection takes a parked one from another session, the deadline
 // sweep returns connections parked for over a second, and nothing is parked when the pool is full.
 // A connection that must be reset before another client uses it goes back to the pool (which
-// resets it) rather than straight to the taker.
+// resets it) rather than straight to the taker. A connection a drain retired (lease.retiring) is
+// never parked nor handed over: parking is this edge's local pool return, and like the pool's own
+// idle list it takes no retired connection (spec 001 "Connection Retirement").
 import type { BackendPool, Lease } from '@dbproxy/pool';
 import type { BackendConnection } from './backend-connection';
 
@@ -24,6 +26,11 @@ export interface ParkedHolder {
 const REUSABLE = { reusable: true };
 
 export class ParkedLeases {
+  /** Whether a session may keep `lease` between its statements: not once a drain retired it (its release closes it). */
+  static mayPark(lease: Lease<BackendConnection>): boolean {
+    return !lease.retiring;
+  }
+
   private readonly byPool = new Map<ConnectionPool, Set<ParkedHolder>>();
 
   park(pool: ConnectionPool, holder: ParkedHolder): void {
@@ -45,6 +52,11 @@ export class ParkedLeases {
       holders.delete(holder);
       const lease = holder.surrender();
       if (lease === null || lease.released) continue;
+      // retired by a drain after it was parked: its release closes it; nobody else runs on it
+      if (lease.retiring) {
+        lease.pool.release(lease, REUSABLE);
+        continue;
+      }
       // what its session left (LAST_INSERT_ID, warnings...) is not the taker's: the pool resets it first
       if (lease.connection.needsReset) {
         lease.pool.release(lease, REUSABLE);

@@ -9,8 +9,8 @@ function fakePool(saturated: boolean): ConnectionPool {
   return { backend: 'db', saturated } as unknown as ConnectionPool;
 }
 
-function lease(pool: ConnectionPool, id: number, alive = true): Lease<BackendConnection> {
-  return { pool, connection: { id, alive } as BackendConnection } as unknown as Lease<BackendConnection>;
+function lease(pool: ConnectionPool, id: number, alive = true, retiring = false): Lease<BackendConnection> {
+  return { pool, retiring, connection: { id, alive } as BackendConnection } as unknown as Lease<BackendConnection>;
 }
 
 /** What an exchange checks first: the lending's connection is open. */
@@ -41,6 +41,20 @@ describe('Pipelines', () => {
     expect([a.units, b.units]).toEqual([3, 3]);
     expect(pipelines.join(pool, 3, any)).toBeUndefined(); // both at the depth; the dead one is never chosen
     expect(dead.units).toBe(1);
+  });
+
+  it('never joins a lending whose connection a drain retired', () => {
+    const pipelines = new Pipelines();
+    const pool = fakePool(true);
+    const drained = { retiring: false };
+    const l = lease(pool, 1);
+    Object.defineProperty(l, 'retiring', { get: () => drained.retiring });
+    const a = pipelines.open(l);
+    drained.retiring = true;
+    expect(pipelines.join(pool, 4, any)).toBeUndefined();
+    const b = pipelines.open(lease(pool, 2));
+    expect(pipelines.join(pool, 4, any)).toBe(b);
+    expect(a.units).toBe(1);
   });
 
   it('forgets a retired lending and tells the last one out that the lease is its own', () => {

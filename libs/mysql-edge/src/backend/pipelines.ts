@@ -6,7 +6,8 @@
 // of the pool: opened by a session whose read may be joined, shared by the sessions that joined,
 // and returned (or closed) by whichever leaves last. Only single replica-safe reads in autocommit
 // join (no transaction, no session state, no preludes, statements already prepared there), so a
-// shared connection never carries state from one session to another.
+// shared connection never carries state from one session to another. A lending whose connection a
+// drain retired takes no more joiners: it closes when the sessions on it are done.
 import { JoinableLendings, type JoinableLending, type Lease } from '@dbproxy/pool';
 import type { BackendConnection } from './backend-connection';
 import type { ConnectionPool } from './parked-leases';
@@ -52,7 +53,7 @@ export class Pipelines {
    */
   join(pool: ConnectionPool, depth: number, fits: (lending: SharedLending) => boolean): SharedLending | undefined {
     if (!pool.saturated) return undefined;
-    const lending = this.joinable.join(pool, depth, fits);
+    const lending = this.joinable.join(pool, depth, (l) => !l.lease.retiring && fits(l));
     if (lending !== undefined) lending.units++;
     return lending;
   }

@@ -1,5 +1,5 @@
 // The error a statement gets when no backend can serve it: which backends of the shard there are
-// and why each one is out (down with its health check's failure, lagging, shunned, draining,
+// and why each one is out (offline_soft/offline_hard, down with its health check's failure, lagging, shunned, draining,
 // unreachable from this process), so a client sees more than "no usable backend".
 import type { DbproxyError } from '@dbproxy/util';
 import type { BackendState, TopologyView } from '@dbproxy/topology-client';
@@ -11,6 +11,7 @@ export type HealthErrorOf = (backend: string) => string | undefined;
 const MAX_REASON_CHARS = 300;
 
 function whyOut(state: BackendState, healthError: HealthErrorOf, suspect: boolean): string {
+  if (state.status !== 'online') return `is ${state.status}`;
   if (!state.healthy) {
     const error = healthError(state.name);
     return `is down${error ? ` (health check failed: ${error.slice(0, MAX_REASON_CHARS)})` : ''}`;

@@ -5,7 +5,7 @@
 // an autocommit read may instead share a lent connection with other sessions' reads (pipelines.ts).
 import type { Span } from '@opentelemetry/api';
 import type { Lease } from '@dbproxy/pool';
-import type { ConnectionPool, ParkedHolder } from '../backend/parked-leases';
+import { ParkedLeases, type ConnectionPool, type ParkedHolder } from '../backend/parked-leases';
 import type { SharedLending } from '../backend/pipelines';
 import { Command, ServerStatus, hasFlag, type ErrPacket, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { Classification } from '@dbproxy/sql';
@@ -131,7 +131,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const owner = this.owner;
     const edge = owner.edge;
     if (this.parkedPool !== null) {
-      if (this.parkedPool === pool && (this.conn as BackendConnection).alive) {
+      if (this.parkedPool === pool && (this.conn as BackendConnection).alive && !(this.lease as Lease<BackendConnection>).retiring) {
         edge.parked.unpark(pool, this);
         this.parkedPool = null;
         return this.begin();
@@ -440,7 +440,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const lease = this.lease;
     const conn = this.conn;
     const edge = this.owner.edge;
-    if (lease === null || conn === null || lease.reserved || conn.dirty || conn.interrupted || !conn.alive || edge.draining) return false;
+    if (lease === null || conn === null || lease.reserved || conn.dirty || conn.interrupted || !conn.alive || edge.draining || !ParkedLeases.mayPark(lease)) return false;
     const pool = lease.pool;
     if (!pool.isOpen || pool.pressure() >= 1 || conn.age() > pool.options.maxLifetimeMs) return false;
     conn.detach(this, 'parked');

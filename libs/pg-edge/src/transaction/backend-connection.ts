@@ -153,6 +153,11 @@ export class PgBackendConnection {
     return this.socket;
   }
 
+  /** Closes the connection under whoever holds it (offline_hard): each holder is told `err`, as when it is lost. */
+  closeUnder(err: Error): void {
+    this.lost(err);
+  }
+
   close(reason: string): void {
     if (!this.socket.destroyed) {
       this.socket.end(TERMINATE);

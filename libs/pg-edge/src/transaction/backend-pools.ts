@@ -1,9 +1,10 @@
 // Transaction mode's pools: one bounded pool per backend (libs/pool), reconfigured per epoch,
 // retired when topology drains a backend or pins it to a new address.
 import { JoinableLendings, PoolSet, type ConnectionFactory, type JoinableLending, type Lease, type PoolStats } from '@dbproxy/pool';
-import type { TopologyView } from '@dbproxy/topology-client';
+import { retirementOf, type TopologyView } from '@dbproxy/topology-client';
 import type { BackendConfig, BackendLoad } from '../backend-directory';
 import { sendCancelRequest } from '../backend-socket';
+import { PgEdgeErrors } from '../errors';
 import type { EdgeEpoch } from '../edge-context';
 import { PgBackendConnection, type BackendConsumer } from './backend-connection';
 
@@ -37,10 +38,10 @@ class Lending implements JoinableLending {
   }
 }
 
-/** A lent connection a unit can be queued on now: open, not being cancelled, not paused for a slow client. */
+/** A lent connection a unit can be queued on now: open, not being cancelled, not paused for a slow client, not retired by a drain. */
 function usableForJoin(lending: Lending): boolean {
   const conn = lending.connection;
-  return conn.alive && !conn.cancelled && !conn.stream.isPaused();
+  return conn.alive && !conn.cancelled && !conn.stream.isPaused() && !lending.poolLease.retiring;
 }
 
 /** What a session holds for one unit (or for a transaction or pin): the connection and its lending. */
@@ -72,7 +73,9 @@ class PgConnectionFactory implements ConnectionFactory<PgBackendConnection> {
   }
 
   destroy(connection: PgBackendConnection, reason: string): void {
-    connection.close(reason);
+    // offline_hard closes lent connections too: their sessions learn it now, not at their query timeout
+    if (reason === 'offline_hard') connection.closeUnder(PgEdgeErrors.backendLost(this.config.name));
+    else connection.close(reason);
   }
 
   isAlive(connection: PgBackendConnection): boolean {
@@ -108,16 +111,21 @@ export class TransactionPools implements BackendLoad {
     );
   }
 
-  /** Topology changed: pools of draining backends, and of backends now pinned elsewhere, retire their connections. */
-  onTopology(view: TopologyView): void {
+  /**
+   * Topology changed: pools of backends that started draining, or are now pinned elsewhere, retire
+   * their connections (closed as released); those of backends gone offline_hard close them now.
+   */
+  onTopology(view: TopologyView, previous: TopologyView): void {
     for (const config of this.backends) {
       const state = view.backend(config.name);
       const address = state?.connectAddress ?? config.address;
       const before = this.addresses.get(config.name);
       this.addresses.set(config.name, address);
       const pool = this.pools.get(config.name);
-      if (!pool) continue;
-      if (state?.draining) pool.retire('drain');
+      if (!pool || !state) continue;
+      const retirement = retirementOf(state, previous.backend(config.name));
+      if (retirement?.now) pool.closeConnections(retirement.reason);
+      else if (retirement) pool.retire(retirement.reason);
       else if (before !== undefined && before !== address) pool.retire('address-changed');
     }
   }
@@ -196,7 +204,8 @@ export class TransactionPools implements BackendLoad {
       void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
     }
     if (!ok) return poolLease.pool.release(poolLease, { reusable: false, reason: lending.reason ?? (conn.cancelled ? 'cancelled' : 'not-reusable') });
-    if (!conn.needsReset()) return poolLease.pool.release(poolLease, { reusable: true });
+    // a retired connection (drain) is closed by its release: no reset round trip is spent on it
+    if (!conn.needsReset() || poolLease.retiring) return poolLease.pool.release(poolLease, { reusable: true });
     conn.reset(this.resetTimeoutMs).then(
       () => !poolLease.released && poolLease.pool.release(poolLease, { reusable: true }),
       () => {

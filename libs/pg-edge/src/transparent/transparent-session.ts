@@ -38,6 +38,7 @@ export class TransparentSession {
   private proxyKey: ProxyKey | undefined;
   private releaseLoad: (() => void) | undefined;
   private backend: Socket | undefined;
+  private backendOf: string | undefined;
   private span: Span | undefined;
 
   constructor(
@@ -58,6 +59,11 @@ export class TransparentSession {
     } catch (err) {
       this.fail(err, this.client);
     }
+  }
+
+  /** The backend the session is connected to, once it is. */
+  get backendName(): string | undefined {
+    return this.backendOf;
   }
 
   /** Ends the session now (shutdown). */
@@ -192,6 +198,7 @@ export class TransparentSession {
   private attachBackend(backend: Socket, target: BackendTarget): void {
     this.backend = backend;
     const name = target.config.name;
+    this.backendOf = name;
     this.edge.transparentLoad.set(name, (this.edge.transparentLoad.get(name) ?? 0) + 1);
     let released = false;
     this.releaseLoad = () => {

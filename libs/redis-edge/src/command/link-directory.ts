@@ -139,6 +139,11 @@ export class LinkDirectory {
     return this.tracked.size;
   }
 
+  /** offline_hard: closes every connection to the backend named `name` now; their waiting commands get `err`. */
+  closeBackend(name: string, err: Error): void {
+    for (const link of [...this.tracked]) if (link.endpoint.name === name) link.close(err, 'offline_hard');
+  }
+
   close(): void {
     clearInterval(this.sweep);
     for (const link of [...this.tracked]) link.close(RedisEdgeErrors.shuttingDown(), 'shutdown');

@@ -154,6 +154,11 @@ export class ConnectionSession {
     this.close(`refused: ${errorMessage(err)}`);
   }
 
+  /** The backend the session is piped to, once chosen. */
+  get servedBy(): string | undefined {
+    return this.backendName;
+  }
+
   close(reason: string): void {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);

@@ -48,6 +48,7 @@ export class ClusterTracker {
         role: node.role,
         address: node.address,
         weight: 1,
+        status: 'online',
         maxLagSeconds: redis.max_replica_lag_seconds,
         credentials: { username: redis.cluster.username, password: redis.cluster.password },
         tls: undefined,

@@ -12,6 +12,7 @@ const target = (name: string, role: 'primary' | 'replica', address: string, shar
   role,
   address,
   weight: 1,
+  status: 'online',
   maxLagSeconds: 10,
   credentials: {},
   tls: undefined,
@@ -44,6 +45,20 @@ describe('BgdOverlay', () => {
     expect(overlay.place(TARGETS, 0).get('blue')?.connectAddress).toBe('[fd00::9]:3306');
     expect(overlay.apply(act({ action: 'unpin-dns', hostname: 'blue.db.internal' }), TARGETS, 0)).toBe(true);
     expect(overlay.place(TARGETS, 0).get('blue')?.dnsPin).toBeNull();
+  });
+
+  it('takes no drain for an offline backend (spec 001), and publishes every backend\'s status', () => {
+    const offline = [target('blue', 'primary', 'blue.db.internal:3306'), { ...target('soft', 'replica', 'soft.db:3306'), status: 'offline_soft' as const }, { ...target('hard', 'replica', 'hard.db:3306'), status: 'offline_hard' as const }];
+    const overlay = new BgdOverlay();
+    expect(overlay.apply(act({ action: 'drain-backend', backend: 'soft', deadlineMs: 1000 }), offline, 0)).toBe(false);
+    expect(overlay.apply(act({ action: 'drain-backend', backend: 'hard', deadlineMs: 1000 }), offline, 0)).toBe(false);
+    expect(overlay.apply(act({ action: 'drain-backend', backend: 'blue', deadlineMs: 1000 }), offline, 0)).toBe(true);
+    const shards = buildShards(offline, overlay.place(offline, 1), new Map(), new Map());
+    expect(shards[0]?.backends.map((b) => [b.name, b.status, b.draining])).toEqual([
+      ['blue', 'online', true],
+      ['soft', 'offline_soft', false],
+      ['hard', 'offline_hard', false],
+    ]);
   });
 
   it('drains a backend until its deadline', () => {

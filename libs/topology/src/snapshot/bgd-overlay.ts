@@ -45,7 +45,8 @@ export class BgdOverlay {
       case 'unshun':
         return this.shunned.delete(action.backend);
       case 'drain-backend':
-        if (!known(action.backend)) return false;
+        // offline backends take no drain (spec 001): offline_soft ones finish on their own, offline_hard ones are closed
+        if (!targets.some((t) => t.name === action.backend && t.status === 'online')) return false;
         this.drains.set(action.backend, now + action.deadlineMs);
         return true;
       case 'pin-dns': {

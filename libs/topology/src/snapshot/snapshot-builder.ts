@@ -33,6 +33,7 @@ export function buildShards(
       lagging: placement.role === 'replica' && (h?.lagVerdict.lagging ?? false),
       shunned: placement.shunned,
       draining: placement.draining,
+      status: t.status,
       dnsPin: placement.dnsPin,
     });
   }
