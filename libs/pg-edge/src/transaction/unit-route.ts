@@ -1,12 +1,15 @@
 // Where one unit of work (a simple query, or an extended batch up to Sync) runs when the session
 // holds no connection: a replica for reads, the primary for writes, locking reads, transaction
-// control, session state and the read-after-write window; refusals for what transaction mode cannot carry.
+// control, session state, COPY and the read-after-write window; refusals of writes on the read-only listener.
+// Several statements of one simple query come as one route each (multi-statement.ts): the most
+// demanding decides, as if they were sent one by one. A multi-statement Parse goes to the primary,
+// whose own 42601 answers it.
 import type { SqlRoute } from '@dbproxy/sql';
 import type { ListenerRole } from '../edge-context';
 import { PgEdgeErrors } from '../errors';
 
 export type UnitDecision =
-  | { readonly kind: 'refuse'; readonly error: Error; readonly reason: 'multi_statement' | 'copy' | 'read_only' }
+  | { readonly kind: 'refuse'; readonly error: Error; readonly reason: 'read_only' }
   | {
       readonly kind: 'run';
       readonly role: 'primary' | 'replica';
@@ -22,10 +25,6 @@ export type UnitDecision =
 
 function refusal(route: SqlRoute, listener: ListenerRole): UnitDecision | undefined {
   const c = route.classification;
-  if (c.statementCount > 1) {
-    return { kind: 'refuse', error: PgEdgeErrors.unsupportedStatement('more than one statement in a query'), reason: 'multi_statement' };
-  }
-  if (c.command === 'copy') return { kind: 'refuse', error: PgEdgeErrors.unsupportedStatement('COPY'), reason: 'copy' };
   const writes = c.family === 'write' || c.family === 'ddl' || (c.family === 'read' && c.locking);
   if (listener === 'read_only' && writes) {
     return { kind: 'refuse', error: PgEdgeErrors.readOnly(c.command.toUpperCase()), reason: 'read_only' };
