@@ -180,7 +180,7 @@ describe('COPY', () => {
     await c.end();
   });
 
-  it('speaks COPY FROM STDIN with node-postgres on the wire protocol: data, CopyDone, CopyFail, a bad row, inside a transaction', async () => {
+  it('speaks COPY FROM STDIN on the wire (data, CopyDone, CopyFail, a bad row, inside a transaction) and COPY TO STDOUT with node-postgres', async () => {
     const c = await raw(edge.rwPort);
     const copyIn = async (sql: string, ...messages: FrontendMessage[]) => {
       c.send({ type: 'Query', sql });
@@ -214,19 +214,37 @@ describe('COPY', () => {
     await n.end();
   });
 
-  it('refuses COPY FROM STDIN in the extended protocol clearly, and COPY on the read-only listener', async () => {
-    const c = await raw(edge.rwPort);
-    c.send(
-      { type: 'Parse', statement: '', sql: 'COPY t FROM STDIN', paramTypes: [] },
-      { type: 'Bind', portal: '', statement: '', paramFormats: [], params: [], resultFormats: [] },
-      { type: 'Execute', portal: '', maxRows: 0 },
-      { type: 'Sync' },
-    );
-    const refused = await c.untilReady();
-    expect(errorOf(refused)).toMatchObject({ code: '0A000', message: expect.stringContaining('simple query') });
-    expect(refused.at(-1)).toEqual({ type: 'ReadyForQuery', status: 'I' });
-    expect(rowsOf(await c.query('SELECT 5'))).toEqual([[Buffer.from('5')]]);
-    c.close();
+  it('runs COPY FROM STDIN sent through the extended protocol exactly as PostgreSQL answers it (the Sync after CopyDone ends it)', async () => {
+    const plain = await RawClient.connect(pg.primary.port);
+    await plain.startup({ user: 'postgres', database: 'postgres', client_encoding: 'UTF8' });
+    const proxied = await raw(edge.rwPort);
+    const extendedCopy = async (c: RawClient, rows: string, end: FrontendMessage) => {
+      c.send(
+        { type: 'Parse', statement: '', sql: 'COPY t FROM STDIN', paramTypes: [] },
+        { type: 'Bind', portal: '', statement: '', paramFormats: [], params: [], resultFormats: [] },
+        { type: 'Execute', portal: '', maxRows: 0 },
+        { type: 'Sync' },
+      );
+      const before: BackendMessage[] = [];
+      for (let m = await c.next(); m && m.type !== 'CopyInResponse'; m = await c.next()) before.push(m);
+      c.send({ type: 'CopyData', data: Buffer.from(rows) }, end, { type: 'Sync' }); // libpq sends a Sync after CopyDone in the extended protocol
+      return [...before.map((m) => m.type), 'CopyInResponse', ...(await c.untilReady()).map((m) => (m.type === 'ErrorResponse' ? `E${m.code}` : m.type))];
+    };
+    for (const [rows, end] of [
+      ['40\n41\n', { type: 'CopyDone' }],
+      ['42\n', { type: 'CopyFail', message: 'stop' }],
+      ['forty-three\n', { type: 'CopyDone' }],
+    ] as const) {
+      const direct_ = await extendedCopy(plain, rows, end);
+      expect(await extendedCopy(proxied, rows, end)).toEqual(direct_);
+    }
+    expect(await extendedCopy(proxied, '44\n', { type: 'CopyDone' })).toEqual(['ParseComplete', 'BindComplete', 'CopyInResponse', 'CommandComplete', 'ReadyForQuery']);
+    expect(rowsOf(await proxied.query('SELECT count(*) FROM t WHERE v >= 40'))).toEqual([[Buffer.from('5')]]); // 40, 41 twice (direct and proxied), 44
+    plain.close();
+    proxied.close();
+  });
+
+  it('refuses COPY on the read-only listener', async () => {
     const ro = await connect(edge.roPort);
     await expect(ro.query('COPY t FROM STDIN')).rejects.toMatchObject({ code: '25006' });
     await ro.end();

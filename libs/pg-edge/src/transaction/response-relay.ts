@@ -15,10 +15,8 @@ export interface RelayHooks {
   drained(): void;
   /** The unit must fail closed: the session chooses between closing the connection and draining it. */
   fail(error: Error, fatal: boolean): void;
-  /** The backend entered COPY FROM STDIN: the client's CopyData, CopyDone and CopyFail go to it until the COPY ends. */
+  /** The backend entered COPY FROM STDIN: the client's messages go to it until the COPY ends (see `copyingIn`). */
   copyIn(): void;
-  /** A COPY FROM STDIN of the extended protocol, which transaction mode refuses: the backend must be taken out of it. */
-  refuseCopyIn(error: Error): void;
   /** The backend sent a FATAL (or PANIC) ErrorResponse: its connection ends; `frame` is that error. */
   backendFatal(frame: Frame): void;
 }
@@ -51,8 +49,14 @@ export class ResponseRelay {
   sqlState: string | undefined;
   /** COPY TO STDOUT is streaming: CopyData goes straight out (unheld: PgBouncer bounds no COPY either). */
   private copyingOut = false;
-  /** COPY FROM STDIN is open: the client's copy messages go to the backend. */
-  copyingIn = false;
+  /**
+   * COPY FROM STDIN is open: the client's messages go to the backend. A simple Query's COPY ends
+   * with the client's CopyDone or CopyFail; an extended one with the client's next Sync after that
+   * (the backend ignored the batch's own Sync while in COPY) or after the backend's error.
+   */
+  copyingIn: 'simple' | 'extended' | undefined;
+  /** The extended COPY's data ended (CopyDone/CopyFail sent, or the backend failed it): the next Sync ends it. */
+  copyEnded = false;
 
   constructor(
     private readonly limits: RelayLimits,
@@ -82,7 +86,15 @@ export class ResponseRelay {
     this.draining = undefined;
     this.sawParameterStatus = false;
     this.sqlState = undefined;
-    this.copyingOut = this.copyingIn = false;
+    this.copyingOut = this.copyEnded = false;
+    this.copyingIn = undefined;
+  }
+
+  /** The backend answered the COPY (CommandComplete or an error): a simple one is over; an extended one waits for the client's Sync. */
+  private endCopy(): void {
+    this.copyingOut = false;
+    if (this.copyingIn === 'extended') this.copyEnded = true;
+    else this.copyingIn = undefined;
   }
 
   /** Drops held rows and starts discarding until ReadyForQuery. */
@@ -103,7 +115,7 @@ export class ResponseRelay {
       case BackendCode.CommandComplete:
       case BackendCode.EmptyQueryResponse:
       case BackendCode.PortalSuspended:
-        this.copyingOut = this.copyingIn = false;
+        this.endCopy();
         this.out.append(this.rows);
         this.rowCount = 0;
         this.out.add(frame.bytes);
@@ -141,20 +153,12 @@ export class ResponseRelay {
     }
   }
 
-  /**
-   * A simple Query's COPY FROM STDIN: forwarded, and the client's data follows. In the extended
-   * protocol the backend ignores the Sync already sent with the Execute, so the session takes it
-   * out with CopyFail and a Sync of its own, and the client gets the refusal.
-   */
+  /** COPY FROM STDIN: forwarded, and the client's data follows. */
   private onCopyIn(frame: Frame): void {
-    if (this.current()?.kind === 'query') {
-      this.copyingIn = true;
-      this.out.add(frame.bytes);
-      return this.hooks.copyIn();
-    }
-    const error = PgEdgeErrors.unsupportedStatement('COPY FROM STDIN in the extended query protocol (send it as a simple query)');
-    this.drain(error);
-    this.hooks.refuseCopyIn(error);
+    this.copyingIn = this.current()?.kind === 'query' ? 'simple' : 'extended';
+    this.copyEnded = false;
+    this.out.add(frame.bytes);
+    this.hooks.copyIn();
   }
 
   private current(): Expectation | undefined {
@@ -183,7 +187,7 @@ export class ResponseRelay {
   }
 
   private onError(frame: Frame): void {
-    this.copyingOut = this.copyingIn = false;
+    this.endCopy();
     if (isFatal(frame.payload)) return this.hooks.backendFatal(frame);
     let current = this.current();
     if (!current?.replaceError) this.sqlState ??= sqlStateField(frame.payload);

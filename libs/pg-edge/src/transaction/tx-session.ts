@@ -7,7 +7,6 @@ import {
   BackendCode as BackendCodeExport,
   decodeBackendMessage,
   encodeBackendMessages,
-  encodeFrontendMessages,
   FrontendCode as FrontendCodeExport,
   type Frame,
 } from '@dbproxy/protocol-pg';
@@ -144,12 +143,19 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /**
    * COPY FROM STDIN: the client's messages go to the backend as they came (it ignores Flush and
    * Sync, and a message of another kind ends the COPY with its error, as it would directly) until
-   * CopyDone or CopyFail; the backend then answers and ends the unit with ReadyForQuery.
+   * CopyDone or CopyFail, and in the extended protocol until the client's Sync after them, which
+   * the backend waits for (it ignored the batch's own). Its answers end the unit with ReadyForQuery.
    */
   private toCopy(frame: Frame): void {
     this.toBackend.add(frame.bytes);
     const code = frame.code;
-    if (code === FrontendCode.CopyDone || code === FrontendCode.CopyFail) this.relay.copyingIn = false;
+    const relay = this.relay;
+    if (code === FrontendCode.CopyDone || code === FrontendCode.CopyFail) {
+      if (relay.copyingIn === 'simple') relay.copyingIn = undefined;
+      else relay.copyEnded = true;
+    } else if (code === FrontendCode.Sync && relay.copyEnded) {
+      relay.copyingIn = undefined;
+    }
     // a COPY that moves data is not stuck: the unit's deadline counts from its last data
     this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
   }
@@ -412,12 +418,6 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** The client's COPY data follows (pump sends it while the relay is copying in). */
   copyIn(): void {
     queueMicrotask(() => this.pump());
-  }
-
-  /** The backend waits for COPY data the client will not send (extended protocol): fail the COPY and Sync, the backend having ignored the batch's own Sync. */
-  refuseCopyIn(error: Error): void {
-    this.spans.refused(error);
-    this.connection().write(encodeFrontendMessages({ type: 'CopyFail', message: error.message }, { type: 'Sync' }));
   }
 
   /**
