@@ -244,7 +244,11 @@ describe('COPY', () => {
     proxied.close();
   });
 
-  it('refuses COPY on the read-only listener', async () => {
+  it('runs COPY TO STDOUT on a replica through the read-only listener and refuses COPY FROM there', async () => {
+    await pg.waitForReplicaCatchUp();
+    const dump = await run('psql', ['-h', '127.0.0.1', '-p', String(edge.roPort), '-U', 'app', '-d', 'postgres', '-X', '-q', '-c', "\\copy (SELECT current_setting('transaction_read_only'), count(*) FROM items) TO STDOUT"], { env });
+    expect(dump.stderr).toBe('');
+    expect(dump.stdout).toBe('on\t5000\n'); // a standby ran it
     const ro = await connect(edge.roPort);
     await expect(ro.query('COPY t FROM STDIN')).rejects.toMatchObject({ code: '25006' });
     await ro.end();

@@ -37,9 +37,12 @@ describe('decideUnit', () => {
     expect(decide(['SELECT 1', 'UPDATE t SET a = 1'])).toMatchObject({ role: 'primary', write: true });
   });
 
-  it('runs COPY on the primary, never pipelined, and refuses it on the read-only listener', () => {
+  it('runs COPY on the primary, never pipelined; the read-only listener runs COPY TO STDOUT on a replica and refuses COPY FROM', () => {
     expect(decide(['COPY t FROM STDIN'])).toMatchObject({ kind: 'run', role: 'primary', write: true, pipelinable: false });
-    expect(decide(['COPY t TO STDOUT'], 'read_only')).toMatchObject({ kind: 'refuse', reason: 'read_only' });
+    expect(decide(['COPY t TO STDOUT'])).toMatchObject({ kind: 'run', role: 'primary', pipelinable: false });
+    expect(decide(["COPY (SELECT * FROM t WHERE a = 'TO STDOUT') TO STDOUT WITH (FORMAT csv)"], 'read_only')).toMatchObject({ kind: 'run', role: 'replica', pipelinable: false });
+    expect(decide(['COPY t FROM STDIN'], 'read_only')).toMatchObject({ kind: 'refuse', reason: 'read_only' });
+    expect(decide(["COPY t FROM STDIN WHERE a = 'x TO STDOUT'"], 'read_only')).toMatchObject({ kind: 'refuse', reason: 'read_only' });
   });
 
   it('sends statements of one query to a replica only when each is a replica-safe read', () => {

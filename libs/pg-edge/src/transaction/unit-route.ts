@@ -26,10 +26,19 @@ export type UnitDecision =
 function refusal(route: SqlRoute, listener: ListenerRole): UnitDecision | undefined {
   const c = route.classification;
   const writes = c.family === 'write' || c.family === 'ddl' || (c.family === 'read' && c.locking);
-  if (listener === 'read_only' && writes) {
+  if (listener === 'read_only' && writes && !copiesOut(route)) {
     return { kind: 'refuse', error: PgEdgeErrors.readOnly(c.command.toUpperCase()), reason: 'read_only' };
   }
   return undefined;
+}
+
+/**
+ * COPY ... TO STDOUT reads (a standby serves it), so the read-only listener runs it on a replica; on
+ * the read-write listener every COPY stays on the primary (its query may call functions that write).
+ * Read from the fingerprint, where literals are `?` and cannot look like the clause.
+ */
+function copiesOut(route: SqlRoute): boolean {
+  return route.classification.command === 'copy' && /\bTO\s+STDOUT\b/i.test(route.fingerprint.text);
 }
 
 /** The decision for the statements of one unit (empty: a Sync alone, which any connection answers). */
