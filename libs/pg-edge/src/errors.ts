@@ -116,8 +116,20 @@ export function sqlStateOf(code: string | undefined): string {
   return sqlStateForError(code);
 }
 
+/**
+ * An error the backend reported that reaches the client as the backend worded it, at the severity
+ * the proxy chooses: a backend's FATAL (pg_terminate_backend) ends only the pooled connection, so
+ * an unheld session gets it as an ERROR and goes on.
+ */
+export class BackendReportedError extends Error {
+  constructor(readonly response: ErrorResponse) {
+    super(response.message);
+  }
+}
+
 /** The one translator from an internal error to what the client reads. */
 export function toErrorResponse(err: unknown, severity: ErrorSeverity = 'ERROR'): ErrorResponse {
+  if (err instanceof BackendReportedError) return { ...err.response, severity, severityNonLocalized: severity };
   const code = err instanceof DbproxyError ? err.code : undefined;
   return pgError({ severity, code: sqlStateOf(code), message: errorMessage(err), ...(code ? { detail: code } : {}) });
 }

@@ -25,6 +25,8 @@ export type StartupOutcome =
   | { readonly kind: 'ssl-passthrough'; readonly socket: Socket; readonly request: Buffer }
   | { readonly kind: 'failed'; readonly socket: Socket; readonly error: Error | undefined };
 
+/** Framing errors PostgreSQL answers by closing silently ("invalid length of startup packet"). */
+const SILENT_FAILURES = new Set(['DBP_ERR_PG_INVALID_LENGTH', 'DBP_ERR_PG_MESSAGE_TOO_LARGE']);
 const REFUSE = Buffer.from([EncryptionResponseCode.Refuse]);
 const ACCEPT = Buffer.from([EncryptionResponseCode.Accept]);
 
@@ -40,7 +42,7 @@ export function readStartup(client: Socket, policy: StartupPolicy): Promise<Star
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      socket.off('data', onData).off('close', onClose).off('error', onClose);
+      socket.off('data', onData).off('close', onClose).off('error', onClose).off('end', onClose);
       socket.pause();
       resolve(outcome);
     };
@@ -73,11 +75,11 @@ export function readStartup(client: Socket, policy: StartupPolicy): Promise<Star
       acceptTls(socket, context, policy.deadlineMs).then(
         (secure) => {
           if (settled) return secure.destroy();
-          socket.off('close', onClose).off('error', onClose);
+          socket.off('close', onClose).off('error', onClose).off('end', onClose);
           socket = secure;
           tls = true;
           framer = new PgFramer({ phase: 'startup', peer: 'frontend' });
-          secure.on('data', onData).once('close', onClose).once('error', onClose);
+          secure.on('data', onData).once('close', onClose).once('error', onClose).once('end', onClose);
         },
         (err: Error) => finish({ kind: 'failed', socket, error: err }),
       );
@@ -86,10 +88,13 @@ export function readStartup(client: Socket, policy: StartupPolicy): Promise<Star
       try {
         framer.push(chunk, onFrame);
       } catch (err) {
+        // PostgreSQL closes without a word on a startup packet of impossible length (it only logs it)
+        if (SILENT_FAILURES.has((err as { code?: string }).code ?? '')) return finish({ kind: 'failed', socket, error: undefined });
         finish({ kind: 'failed', socket, error: err instanceof Error ? err : new Error(String(err)) });
       }
     };
-    socket.on('data', onData).once('close', onClose).once('error', onClose);
+    // a client that ends its side before a whole startup packet (a partial header) is gone: close at once
+    socket.on('data', onData).once('close', onClose).once('error', onClose).once('end', onClose);
     // A socket paused by an earlier phase (a refused TLS passthrough) does not resume on its own.
     socket.resume();
   });

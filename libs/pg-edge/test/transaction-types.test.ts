@@ -116,9 +116,15 @@ it('answers 53300 when no pooled connection frees up within pool_acquire_timeout
   waiter.close();
 });
 
-it('refuses a parameter type outside the list, pointing to transparent mode', async () => {
-  client.send({ type: 'Parse', statement: 'u', sql: 'SELECT $1::uuid', paramTypes: [] }, { type: 'Sync' });
-  const error = errorOf(await client.untilReady());
-  expect(error).toMatchObject({ code: '0A000', message: expect.stringContaining('transparent mode') });
+it('takes a parameter type outside the list as the backend infers it (uuid, issue 18)', async () => {
+  client.send(
+    { type: 'Parse', statement: 'u', sql: 'SELECT $1::uuid::text', paramTypes: [] },
+    { type: 'Bind', portal: '', statement: 'u', paramFormats: [0], params: [Buffer.from('6ba7b810-9dad-11d1-80b4-00c04fd430c8')], resultFormats: [0] },
+    { type: 'Execute', portal: '', maxRows: 0 },
+    { type: 'Sync' },
+  );
+  const messages = await client.untilReady();
+  expect(errorOf(messages)).toBeUndefined();
+  expect(rowsOf(messages)).toEqual([[Buffer.from('6ba7b810-9dad-11d1-80b4-00c04fd430c8')]]);
   expect(rowsOf(await client.query('SELECT 1'))).toEqual([[Buffer.from('1')]]);
 });

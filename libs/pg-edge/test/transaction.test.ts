@@ -238,11 +238,12 @@ describe('limits and failures', () => {
     await c.end();
   });
 
-  it('fails closed on types outside the compatibility list, pointing to transparent mode', async () => {
+  it('serves what spec 003 refused and PgBouncer serves: any type, COPY, several statements in one query', async () => {
     const c = await connect(edge.rwPort);
-    await expect(c.query("SELECT '6d2f0b4e-8f4f-4d7e-9a43-0b5b4c4c1a11'::uuid")).rejects.toMatchObject({ code: '0A000', message: expect.stringContaining('transparent mode') });
-    await expect(c.query('COPY accounts TO STDOUT')).rejects.toMatchObject({ code: '0A000' });
-    await expect(c.query('SELECT 1; SELECT 2')).rejects.toMatchObject({ code: '0A000' });
+    expect((await c.query("SELECT '6d2f0b4e-8f4f-4d7e-9a43-0b5b4c4c1a11'::uuid AS u")).rows).toEqual([{ u: '6d2f0b4e-8f4f-4d7e-9a43-0b5b4c4c1a11' }]);
+    await c.query('COPY (SELECT 1) TO STDOUT');
+    const both = (await c.query('SELECT 1 AS one; SELECT 2 AS two')) as unknown as { rows: unknown[] }[];
+    expect(both.map((r) => r.rows)).toEqual([[{ one: 1 }], [{ two: 2 }]]);
     expect((await c.query('SELECT 3 AS three')).rows).toEqual([{ three: 3 }]);
     await c.end();
   });

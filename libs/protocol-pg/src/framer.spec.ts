@@ -91,6 +91,15 @@ describe('PgFramer, startup phase', () => {
     expect(codeOf(err)).toBe('DBP_ERR_PG_UNEXPECTED_DATA');
   });
 
+  it('judges a startup length as soon as its four bytes arrive, whole or byte by byte (a Terminate sent before the startup)', () => {
+    const terminate = Buffer.from([0x58, 0, 0, 0, 4]);
+    expect(codeOf(errorOf(() => new PgFramer({ phase: 'startup' }).push(terminate, () => undefined)))).toBe('DBP_ERR_PG_MESSAGE_TOO_LARGE');
+    const framer = new PgFramer({ phase: 'startup' });
+    const short = be.i32(3);
+    for (let i = 0; i < 3; i++) framer.push(short.subarray(i, i + 1), () => undefined);
+    expect(codeOf(errorOf(() => framer.push(short.subarray(3), () => undefined)))).toBe('DBP_ERR_PG_INVALID_LENGTH');
+  });
+
   it('checks the fixed lengths of requests and the startup size limit', () => {
     const longSsl = untyped(be.i32(80877103), be.i32(0));
     expect(codeOf(errorOf(() => new PgFramer({ phase: 'startup' }).push(longSsl, () => undefined)))).toBe('DBP_ERR_PG_INVALID_LENGTH');

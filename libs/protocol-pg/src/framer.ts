@@ -151,6 +151,8 @@ export class PgFramer {
   private cut(chunk: Buffer, offset: number, onFrame: (frame: Frame) => void): number {
     const available = chunk.length - offset;
     if (available < HEADER_SIZE[this.phaseNow]) {
+      // a startup packet's length is judged as soon as it is known, not when the header completes
+      if (this.phaseNow === 'startup' && available >= 4) this.startupLength(chunk.readInt32BE(offset));
       chunk.copy(this.head, 0, offset);
       this.headLength = available;
       return chunk.length;
@@ -174,7 +176,10 @@ export class PgFramer {
       chunk.copy(this.head, this.headLength, offset, offset + n);
       this.headLength += n;
       offset += n;
-      if (this.headLength < headerSize) return offset;
+      if (this.headLength < headerSize) {
+        if (this.phaseNow === 'startup' && this.headLength >= 4) this.startupLength(this.head.readInt32BE(0));
+        return offset;
+      }
       this.body = Buffer.allocUnsafe(this.frameLength(this.head, 0));
       this.head.copy(this.body, 0, 0, headerSize);
       this.bodyLength = headerSize;
@@ -203,12 +208,17 @@ export class PgFramer {
       if (length + 1 > this.maxMessageSize) throw MessageTooLarge(`${this.peer} '${printable(buf[at])}'`, length + 1, this.maxMessageSize);
       return length + 1;
     }
-    const length = buf.readInt32BE(at);
+    const length = this.startupLength(buf.readInt32BE(at));
     const code = buf.readInt32BE(at + 4);
-    if (length < 8) throw InvalidLength('startup packet', length);
-    if (length > this.maxStartupSize) throw MessageTooLarge('startup packet', length, this.maxStartupSize);
     const fixed = code === StartupCode.CancelRequest ? 16 : ANSWER_AWAITING.has(code) ? 8 : 0;
     if (fixed !== 0 && length !== fixed) throw InvalidLength(ANSWER_AWAITING.get(code) ?? 'startup packet', length);
+    return length;
+  }
+
+  /** A startup packet's declared length, validated (PostgreSQL judges it before reading on). */
+  private startupLength(length: number): number {
+    if (length < 8) throw InvalidLength('startup packet', length);
+    if (length > this.maxStartupSize) throw MessageTooLarge('startup packet', length, this.maxStartupSize);
     return length;
   }
 

@@ -32,7 +32,6 @@ export class StatementRoutes {
 }
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import type { PgBackendConnection } from './backend-connection';
-import { carriedType } from './response-relay';
 import type { SliceWriter } from './slice-writer';
 import type { ClientStatement, Expectation, StatementRegistry } from './statements';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
@@ -45,12 +44,9 @@ type PlannedOp =
   | { readonly op: 'describe_statement'; readonly statement: ClientStatement }
   | { readonly op: 'close_statement'; readonly statement: ClientStatement | undefined }
   | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined }
-  /** A Describe of the portal an Execute runs, added when the client did not ask for one: its row types are checked, its answer not forwarded. */
-  | { readonly op: 'describe_portal_checked'; readonly portal: Buffer }
   | { readonly op: 'fail'; readonly error: Error };
 
 const DESCRIBE_UNNAMED = encodeFrontendMessages({ type: 'Describe', kind: 'S', name: '' });
-const DESCRIBE_UNNAMED_PORTAL = encodeFrontendMessages({ type: 'Describe', kind: 'P', name: '' });
 const CLOSE_UNNAMED = encodeFrontendMessages({ type: 'Close', kind: 'S', name: '' });
 /** A Bind the backend must refuse (no such statement): it fails the batch there too, so a transaction aborts as it would have. */
 const FAILING_BIND = encodeFrontendMessages({ type: 'Bind', portal: '', statement: 'dbproxy.refused', paramFormats: [], params: [], resultFormats: [] });
@@ -66,8 +62,6 @@ const FORWARDED: Readonly<Record<Expectation['kind'], Expectation>> = Object.fre
   sync: { kind: 'sync', forward: true },
   query: { kind: 'query', forward: true },
 });
-
-const DESCRIBED_PORTAL_UNFORWARDED: Expectation = Object.freeze({ kind: 'describe_portal', forward: false });
 
 export type PlanProgress = 'pending' | 'flush' | 'sync';
 
@@ -90,8 +84,6 @@ export class BatchPlan {
   /** After a refusal, PostgreSQL skips everything until Sync; so do we. */
   skipping = false;
   synced = false;
-  /** The portal of the last Bind was described (by the client, or by us) since that Bind. */
-  private described = false;
 
   constructor(
     private readonly registry: StatementRegistry,
@@ -151,7 +143,6 @@ export class BatchPlan {
     for (const op of this.ops) {
       if (op.op === 'parse' && !parsed && bind === undefined) parsed = true;
       else if (op.op === 'bind' && bind === undefined) bind = op;
-      else if (op.op === 'describe_portal_checked' && bind && !executed) continue;
       else if (op.op === 'forward' && op.expect === 'describe_portal' && bind && !executed) described = true;
       else if (op.op === 'forward' && op.expect === 'execute' && bind && !executed && executeMaxRows(op.frame) === 0) executed = true;
       else if (op.op === 'forward' && op.expect === 'sync' && executed && !synced) synced = true;
@@ -191,7 +182,6 @@ export class BatchPlan {
       case 'Parse': {
         if (message.statement !== '' && this.registry.has(message.statement)) throw PgEdgeErrors.statementExists(message.statement);
         if (this.registry.full(message.statement)) throw PgEdgeErrors.tooManyStatements(this.registry.size);
-        for (const oid of message.paramTypes) if (oid !== 0 && !carriedType(oid)) throw PgEdgeErrors.unsupportedType(oid, 'parameter');
         const route = this.routes_.route(message.sql);
         const statement: ClientStatement = { name: message.statement, sql: message.sql, paramTypes: message.paramTypes, inferred: undefined, route };
         this.registry.set(statement);
@@ -203,20 +193,16 @@ export class BatchPlan {
         const statement = this.lookup(message.statement);
         this.routes.push(statement.route);
         if (this.executionRoute) this.executions.push(this.executionRoute(statement, message));
-        this.described = false;
         return void this.ops.push({ op: 'bind', frame, statement, message });
       }
       case 'Describe':
-        if (message.kind === 'P') {
-          this.described = true;
-          return void this.ops.push({ op: 'forward', frame, expect: 'describe_portal' });
-        }
+        if (message.kind === 'P') return void this.ops.push({ op: 'forward', frame, expect: 'describe_portal' });
         return void this.ops.push({ op: 'describe_statement', statement: this.lookup(message.name) });
       case 'Close':
         if (message.kind === 'P') return void this.ops.push({ op: 'forward', frame, expect: 'close' });
         return void this.ops.push({ op: 'close_statement', statement: this.registry.delete(message.name) });
       case 'Execute':
-        return this.execute(frame);
+        return void this.ops.push({ op: 'forward', frame, expect: 'execute' });
       default:
         throw PgEdgeErrors.protocol(`${message.type} inside an extended-protocol batch`);
     }
@@ -226,7 +212,7 @@ export class BatchPlan {
   private planWithoutDecoding(frame: Frame): boolean {
     const code = frame.code;
     if (code === FrontendCode.Execute) {
-      this.execute(frame);
+      this.ops.push({ op: 'forward', frame, expect: 'execute' });
       return true;
     }
     const payload = frame.payload;
@@ -236,29 +222,14 @@ export class BatchPlan {
       const statement = this.lookup('');
       this.routes.push(statement.route);
       if (this.executionRoute) this.executions.push(this.executionRoute(statement, decodeFrontendMessage(frame) as Bind));
-      this.described = false;
       this.ops.push({ op: 'bind', frame, statement, message: undefined });
       return true;
     }
     if (code === FrontendCode.Describe && payload[0] === 0x50 /* 'P' */) {
-      this.described = true;
       this.ops.push({ op: 'forward', frame, expect: 'describe_portal' });
       return true;
     }
     return false;
-  }
-
-  /**
-   * An Execute; when its rows were not described (drivers like libpq and node-postgres always
-   * describe), a Describe of the portal goes first so its result types are checked like any other.
-   */
-  private execute(frame: Frame): void {
-    if (!this.described) {
-      this.described = true;
-      const payload = frame.payload;
-      this.ops.push({ op: 'describe_portal_checked', portal: payload.subarray(0, payload.indexOf(0)) });
-    }
-    this.ops.push({ op: 'forward', frame, expect: 'execute' });
   }
 
   private lookup(name: string): ClientStatement {
@@ -303,9 +274,6 @@ export class BatchPlan {
         const statement = op.statement;
         return void expect.push({ kind: 'close', forward: true, undo: statement ? () => this.registry.get(statement.name) ?? this.registry.set(statement) : undefined });
       }
-      case 'describe_portal_checked':
-        out.add(op.portal.length === 0 ? DESCRIBE_UNNAMED_PORTAL : encodeFrontendMessages({ type: 'Describe', kind: 'P', name: op.portal.toString('utf8') }));
-        return void expect.push(DESCRIBED_PORTAL_UNFORWARDED);
       case 'forward':
         out.add(op.frame.bytes);
         if (op.expect) expect.push(FORWARDED[op.expect]);

@@ -1,6 +1,6 @@
 // Relays a backend's answers to the client for one unit of work: injected answers swallowed,
 // refusals substituted, rows held until their result completes (bounded by max_result_rows and
-// max_result_bytes), result and parameter types checked against what transaction mode carries.
+// max_result_bytes), COPY streamed both ways, every type's bytes forwarded as the backend sent them.
 import { BackendCode as BackendCodeExport, isSupportedType, type Frame } from '@dbproxy/protocol-pg';
 import { PgEdgeErrors } from '../errors';
 import { SliceWriter } from './slice-writer';
@@ -15,6 +15,10 @@ export interface RelayHooks {
   drained(): void;
   /** The unit must fail closed: the session chooses between closing the connection and draining it. */
   fail(error: Error, fatal: boolean): void;
+  /** The backend entered COPY FROM STDIN: the client's messages go to it until the COPY ends (see `copyingIn`). */
+  copyIn(): void;
+  /** The backend sent a FATAL (or PANIC) ErrorResponse: its connection ends; `frame` is that error. */
+  backendFatal(frame: Frame): void;
 }
 
 export interface RelayLimits {
@@ -25,6 +29,7 @@ export interface RelayLimits {
 const VOID_OID = 2278;
 const UNKNOWN_OID = 705;
 
+/** Types protocol-pg decodes (spec 003's list): only a value the proxy must read itself needs one; everything else is forwarded as bytes. */
 export function carriedType(oid: number): boolean {
   return isSupportedType(oid) || oid === VOID_OID || oid === UNKNOWN_OID;
 }
@@ -42,6 +47,16 @@ export class ResponseRelay {
   sawParameterStatus = false;
   /** SQLSTATE of the backend's first ErrorResponse in this unit (for the unit's span). */
   sqlState: string | undefined;
+  /** COPY TO STDOUT is streaming: CopyData goes straight out (unheld: PgBouncer bounds no COPY either). */
+  private copyingOut = false;
+  /**
+   * COPY FROM STDIN is open: the client's messages go to the backend. A simple Query's COPY ends
+   * with the client's CopyDone or CopyFail; an extended one with the client's next Sync after that
+   * (the backend ignored the batch's own Sync while in COPY) or after the backend's error.
+   */
+  copyingIn: 'simple' | 'extended' | undefined;
+  /** The extended COPY's data ended (CopyDone/CopyFail sent, or the backend failed it): the next Sync ends it. */
+  copyEnded = false;
 
   constructor(
     private readonly limits: RelayLimits,
@@ -71,6 +86,15 @@ export class ResponseRelay {
     this.draining = undefined;
     this.sawParameterStatus = false;
     this.sqlState = undefined;
+    this.copyingOut = this.copyEnded = false;
+    this.copyingIn = undefined;
+  }
+
+  /** The backend answered the COPY (CommandComplete or an error): a simple one is over; an extended one waits for the client's Sync. */
+  private endCopy(): void {
+    this.copyingOut = false;
+    if (this.copyingIn === 'extended') this.copyEnded = true;
+    else this.copyingIn = undefined;
   }
 
   /** Drops held rows and starts discarding until ReadyForQuery. */
@@ -83,6 +107,7 @@ export class ResponseRelay {
   onFrame(frame: Frame): void {
     const code = frame.code;
     if (code === BackendCode.DataRow) return this.onRow(frame);
+    if (this.copyingOut && (code === BackendCode.CopyData || code === BackendCode.CopyDone)) return void (this.draining || this.out.add(frame.bytes));
     if (code === BackendCode.ReadyForQuery) return this.onReady(frame);
     if (code === BackendCode.ErrorResponse) return this.onError(frame);
     if (this.draining) return this.afterDrainFrame(code);
@@ -90,6 +115,7 @@ export class ResponseRelay {
       case BackendCode.CommandComplete:
       case BackendCode.EmptyQueryResponse:
       case BackendCode.PortalSuspended:
+        this.endCopy();
         this.out.append(this.rows);
         this.rowCount = 0;
         this.out.add(frame.bytes);
@@ -100,10 +126,8 @@ export class ResponseRelay {
         }
         return;
       case BackendCode.RowDescription:
-        if (!this.typesCarried(frame.payload, 'result column', uncarriedColumn)) return;
         return this.answer(frame, this.current()?.kind !== 'query');
       case BackendCode.ParameterDescription:
-        if (!this.typesCarried(frame.payload, 'parameter', uncarriedParameter)) return;
         this.noteInferred(frame);
         return this.answer(frame, false);
       case BackendCode.ParseComplete:
@@ -117,13 +141,24 @@ export class ResponseRelay {
       case BackendCode.NoticeResponse:
       case BackendCode.NotificationResponse:
         return this.out.add(frame.bytes);
-      case BackendCode.CopyInResponse:
       case BackendCode.CopyOutResponse:
+        this.copyingOut = true;
+        return this.out.add(frame.bytes);
+      case BackendCode.CopyInResponse:
+        return this.onCopyIn(frame);
       case BackendCode.CopyBothResponse:
-        return this.hooks.fail(PgEdgeErrors.unsupportedStatement('COPY'), true);
+        return this.hooks.fail(PgEdgeErrors.unsupportedStatement('COPY BOTH (streaming replication)'), true);
       default:
         return this.hooks.fail(PgEdgeErrors.protocol(`unexpected backend message ${String.fromCharCode(code)}`), true);
     }
+  }
+
+  /** COPY FROM STDIN: forwarded, and the client's data follows. */
+  private onCopyIn(frame: Frame): void {
+    this.copyingIn = this.current()?.kind === 'query' ? 'simple' : 'extended';
+    this.copyEnded = false;
+    this.out.add(frame.bytes);
+    this.hooks.copyIn();
   }
 
   private current(): Expectation | undefined {
@@ -152,6 +187,8 @@ export class ResponseRelay {
   }
 
   private onError(frame: Frame): void {
+    this.endCopy();
+    if (isFatal(frame.payload)) return this.hooks.backendFatal(frame);
     let current = this.current();
     if (!current?.replaceError) this.sqlState ??= sqlStateField(frame.payload);
     if (!this.draining) {
@@ -181,17 +218,10 @@ export class ResponseRelay {
     this.hooks.ready(status);
   }
 
+  /** Draining after a bound was hit: a COPY that starts now cannot be drained (it waits for data) and ends the connection. */
   private afterDrainFrame(code: number): void {
-    if (code === BackendCode.CopyInResponse || code === BackendCode.CopyOutResponse || code === BackendCode.CopyBothResponse) {
-      this.hooks.fail(PgEdgeErrors.unsupportedStatement('COPY'), true);
-    }
-  }
-
-  private typesCarried(payload: Buffer, what: string, uncarried: (payload: Buffer) => number): boolean {
-    const oid = uncarried(payload);
-    if (oid < 0) return true;
-    this.hooks.fail(PgEdgeErrors.unsupportedType(oid, what), false);
-    return false;
+    if (code === BackendCode.CopyOutResponse) this.copyingOut = true;
+    else if (code === BackendCode.CopyInResponse || code === BackendCode.CopyBothResponse) this.hooks.fail(this.draining ?? PgEdgeErrors.unsupportedStatement('COPY'), true);
   }
 
   private noteInferred(frame: Frame): void {
@@ -200,38 +230,26 @@ export class ResponseRelay {
   }
 }
 
-/** The `C` (SQLSTATE) field of an ErrorResponse, read in place. */
-function sqlStateField(payload: Buffer): string | undefined {
+/** One field of an ErrorResponse (`C` SQLSTATE, `V` non-localized severity...), read in place. */
+function errorField(payload: Buffer, field: number): string | undefined {
   let at = 0;
   while (at < payload.length && payload[at] !== 0) {
     const end = payload.indexOf(0, at + 1);
     if (end < 0) return undefined;
-    if (payload[at] === 0x43 /* 'C' */) return payload.toString('latin1', at + 1, end);
+    if (payload[at] === field) return payload.toString('latin1', at + 1, end);
     at = end + 1;
   }
   return undefined;
 }
 
-/** The first type OID of a RowDescription transaction mode does not carry, or -1 (read in place). */
-function uncarriedColumn(payload: Buffer): number {
-  const count = payload.readInt16BE(0);
-  let at = 2;
-  for (let i = 0; i < count; i++) {
-    at = payload.indexOf(0, at) + 1; // after the field name
-    const oid = payload.readUInt32BE(at + 6);
-    if (!carriedType(oid)) return oid;
-    at += 18;
-  }
-  return -1;
+function sqlStateField(payload: Buffer): string | undefined {
+  return errorField(payload, 0x43 /* 'C' */);
 }
 
-function uncarriedParameter(payload: Buffer): number {
-  const count = payload.readInt16BE(0);
-  for (let i = 0; i < count; i++) {
-    const oid = payload.readUInt32BE(2 + 4 * i);
-    if (!carriedType(oid)) return oid;
-  }
-  return -1;
+/** FATAL or PANIC: the backend closes the connection after it (`V` since 9.6, else the localized `S`). */
+export function isFatal(payload: Buffer): boolean {
+  const severity = errorField(payload, 0x56 /* 'V' */) ?? errorField(payload, 0x53 /* 'S' */);
+  return severity === 'FATAL' || severity === 'PANIC';
 }
 
 function parameterTypes(payload: Buffer): number[] {

@@ -3,14 +3,20 @@
 // life; a lost pinned connection poisons the session. One transition() per state change.
 import { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
-import { BackendCode as BackendCodeExport, encodeBackendMessages, FrontendCode as FrontendCodeExport, type Frame } from '@dbproxy/protocol-pg';
+import {
+  BackendCode as BackendCodeExport,
+  decodeBackendMessage,
+  encodeBackendMessages,
+  FrontendCode as FrontendCodeExport,
+  type Frame,
+} from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
 import { errorMessage } from '@dbproxy/util';
 import { sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
-import { PgEdgeErrors, toErrorResponse } from '../errors';
+import { BackendReportedError, PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
 import { descriptorOf, StateMachine } from '@dbproxy/runtime';
@@ -18,6 +24,7 @@ import type { BackendConsumer } from './backend-connection';
 import type { PgLease } from './backend-pools';
 import { BatchPlan, emitQuery, emitRefusal, readyForQuery, refusalBytes } from './batch-plan';
 import type { ClientInbox, InboxHandler } from './client-inbox';
+import { statementRoutes } from './multi-statement';
 import { ResponseRelay, type RelayHooks } from './response-relay';
 import { SliceWriter } from './slice-writer';
 import { StatementRegistry, type Expectation } from './statements';
@@ -65,6 +72,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private deadline = Number.POSITIVE_INFINITY;
   /** A cancel arrived while the unit waited for a connection: it ends with 57014 when one comes. */
   private cancelWhileWaiting = false;
+  /** COPY FROM STDIN data waits for the backend's socket to drain: the client is not read meanwhile. */
+  private copyBlocked = false;
   private readonly router: SqlRouter;
   private readonly routeCounters: RouteCounters;
   /** The client socket's descriptor for direct writes; -1 over TLS. */
@@ -122,12 +131,49 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   }
 
   private pump(): void {
-    while (this.pendingHead < this.pending.length && this.accepting()) this.handle(this.pending[this.pendingHead++]);
+    while (this.pendingHead < this.pending.length) {
+      if (this.relay.copyingIn && this.lease) this.toCopy(this.pending[this.pendingHead++]);
+      else if (this.accepting()) this.handle(this.pending[this.pendingHead++]);
+      else break;
+    }
+    if (!this.toBackend.empty && this.lease) this.flushCopy();
     if (this.pendingHead === this.pending.length && this.pendingHead > 0) {
       this.pending.length = 0;
       this.pendingHead = 0;
-      this.inbox.resume();
+      if (!this.copyBlocked) this.inbox.resume();
     }
+  }
+
+  /**
+   * COPY FROM STDIN: the client's messages go to the backend as they came (it ignores Flush and
+   * Sync, and a message of another kind ends the COPY with its error, as it would directly) until
+   * CopyDone or CopyFail, and in the extended protocol until the client's Sync after them, which
+   * the backend waits for (it ignored the batch's own). Its answers end the unit with ReadyForQuery.
+   */
+  private toCopy(frame: Frame): void {
+    this.toBackend.add(frame.bytes);
+    const code = frame.code;
+    const relay = this.relay;
+    if (code === FrontendCode.CopyDone || code === FrontendCode.CopyFail) {
+      if (relay.copyingIn === 'simple') relay.copyingIn = undefined;
+      else relay.copyEnded = true;
+    } else if (code === FrontendCode.Sync && relay.copyEnded) {
+      relay.copyingIn = undefined;
+    }
+    // a COPY that moves data is not stuck: the unit's deadline counts from its last data
+    this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
+  }
+
+  /** Writes copied data; while the backend's socket is full the client is not read. */
+  private flushCopy(): void {
+    const stream = this.connection().stream;
+    if (this.toBackend.flush(stream, this.connection().fd) || this.copyBlocked) return;
+    this.copyBlocked = true;
+    this.inbox.pause();
+    stream.once('drain', () => {
+      this.copyBlocked = false;
+      this.inbox.resume();
+    });
   }
 
   private accepting(): boolean {
@@ -170,7 +216,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       this.lastStatus = (this.sharded as ShardedUnits).deferred.status;
       return void this.client.write(local);
     }
-    this.runUnit([route], true, (out, expect) => emitQuery(frame, out, expect), false, [route], sql);
+    const routes = statementRoutes(this.router, sql, route);
+    this.runUnit(routes, true, (out, expect) => emitQuery(frame, out, expect), false, routes, sql);
   }
 
   private addToBatch(frame: Frame): void {
@@ -433,6 +480,21 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
     this.flushClient();
     this.pump();
+  }
+
+  /** The client's COPY data follows (pump sends it while the relay is copying in). */
+  copyIn(): void {
+    queueMicrotask(() => this.pump());
+  }
+
+  /**
+   * The backend's FATAL ends only its connection (pg_terminate_backend, a crash): an unheld session
+   * gets one ERROR with the backend's words and goes on; a held one loses its state, so one FATAL and close.
+   */
+  backendFatal(frame: Frame): void {
+    const message = decodeBackendMessage(frame);
+    if (this.held || message.type !== 'ErrorResponse') return this.onBackendLost(PgEdgeErrors.protocol('backend FATAL'));
+    this.fail(new BackendReportedError(message), true);
   }
 
   /** A held connection speaks while no unit runs: notifications and notices go through; a FATAL ends the session. */

@@ -37,11 +37,20 @@ describe('decideUnit', () => {
     expect(decide(['SELECT 1', 'UPDATE t SET a = 1'])).toMatchObject({ role: 'primary', write: true });
   });
 
-  it.each([
-    ['COPY t FROM STDIN', 'copy'],
-    ['SELECT 1; SELECT 2', 'multi_statement'],
-  ])('refuses %s', (sql, reason) => {
-    expect(decide([sql])).toMatchObject({ kind: 'refuse', reason });
+  it('runs COPY on the primary, never pipelined; the read-only listener runs COPY TO STDOUT on a replica and refuses COPY FROM', () => {
+    expect(decide(['COPY t FROM STDIN'])).toMatchObject({ kind: 'run', role: 'primary', write: true, pipelinable: false });
+    expect(decide(['COPY t TO STDOUT'])).toMatchObject({ kind: 'run', role: 'primary', pipelinable: false });
+    expect(decide(["COPY (SELECT * FROM t WHERE a = 'TO STDOUT') TO STDOUT WITH (FORMAT csv)"], 'read_only')).toMatchObject({ kind: 'run', role: 'replica', pipelinable: false });
+    expect(decide(['COPY t FROM STDIN'], 'read_only')).toMatchObject({ kind: 'refuse', reason: 'read_only' });
+    expect(decide(["COPY t FROM STDIN WHERE a = 'x TO STDOUT'"], 'read_only')).toMatchObject({ kind: 'refuse', reason: 'read_only' });
+  });
+
+  it('sends statements of one query to a replica only when each is a replica-safe read', () => {
+    expect(decide(['SELECT 1', 'SELECT 2'])).toMatchObject({ kind: 'run', role: 'replica', pin: false });
+    expect(decide(['SELECT 1', 'SET search_path = app'])).toMatchObject({ kind: 'run', role: 'primary', pin: true });
+    expect(decide(['BEGIN', 'SELECT 1'])).toMatchObject({ kind: 'run', role: 'primary', reserved: true });
+    // one text holding several statements (a multi-statement Parse): the primary answers it (42601)
+    expect(decide(['SELECT 1; SELECT 2'])).toMatchObject({ kind: 'run', role: 'primary' });
   });
 
   it('refuses writes on the read-only listener and keeps everything else on replicas', () => {

@@ -1,12 +1,15 @@
 // Where one unit of work (a simple query, or an extended batch up to Sync) runs when the session
 // holds no connection: a replica for reads, the primary for writes, locking reads, transaction
-// control, session state and the read-after-write window; refusals for what transaction mode cannot carry.
+// control, session state, COPY and the read-after-write window; refusals of writes on the read-only listener.
+// Several statements of one simple query come as one route each (multi-statement.ts): the most
+// demanding decides, as if they were sent one by one. A multi-statement Parse goes to the primary,
+// whose own 42601 answers it.
 import type { SqlRoute } from '@dbproxy/sql';
 import type { ListenerRole } from '../edge-context';
 import { PgEdgeErrors } from '../errors';
 
 export type UnitDecision =
-  | { readonly kind: 'refuse'; readonly error: Error; readonly reason: 'multi_statement' | 'copy' | 'read_only' }
+  | { readonly kind: 'refuse'; readonly error: Error; readonly reason: 'read_only' }
   | {
       readonly kind: 'run';
       readonly role: 'primary' | 'replica';
@@ -22,15 +25,20 @@ export type UnitDecision =
 
 function refusal(route: SqlRoute, listener: ListenerRole): UnitDecision | undefined {
   const c = route.classification;
-  if (c.statementCount > 1) {
-    return { kind: 'refuse', error: PgEdgeErrors.unsupportedStatement('more than one statement in a query'), reason: 'multi_statement' };
-  }
-  if (c.command === 'copy') return { kind: 'refuse', error: PgEdgeErrors.unsupportedStatement('COPY'), reason: 'copy' };
   const writes = c.family === 'write' || c.family === 'ddl' || (c.family === 'read' && c.locking);
-  if (listener === 'read_only' && writes) {
+  if (listener === 'read_only' && writes && !copiesOut(route)) {
     return { kind: 'refuse', error: PgEdgeErrors.readOnly(c.command.toUpperCase()), reason: 'read_only' };
   }
   return undefined;
+}
+
+/**
+ * COPY ... TO STDOUT reads (a standby serves it), so the read-only listener runs it on a replica; on
+ * the read-write listener every COPY stays on the primary (its query may call functions that write).
+ * Read from the fingerprint, where literals are `?` and cannot look like the clause.
+ */
+function copiesOut(route: SqlRoute): boolean {
+  return route.classification.command === 'copy' && /\bTO\s+STDOUT\b/i.test(route.fingerprint.text);
 }
 
 /** The decision for the statements of one unit (empty: a Sync alone, which any connection answers). */
