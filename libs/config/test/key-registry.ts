@@ -135,6 +135,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'postgres.read_after_write_seconds': PG_TX,
   'postgres.max_result_rows': PG_TX,
   'postgres.max_result_bytes': PG_TX,
+  'postgres.max_buffered_result_bytes': PG_SERVICE,
   'postgres.fallback_to_primary': PG_TX,
   'postgres.max_replica_lag_seconds': TARGETS,
   'postgres.max_message_bytes': PG_POOLS,

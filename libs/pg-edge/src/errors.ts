@@ -48,6 +48,10 @@ export const PgEdgeErrors = {
   statementUnknown: createError<[string]>('DBP_ERR_PGEDGE_STATEMENT_UNKNOWN', 'prepared statement "%s" does not exist'),
   protocol: createError<[string]>('DBP_ERR_PGEDGE_PROTOCOL', 'protocol violation: %s'),
   loginTimeout: createError<[number]>('DBP_ERR_PGEDGE_LOGIN_TIMEOUT', 'startup did not complete within %d s'),
+  resultBuffersFull: createError<[number]>(
+    'DBP_ERR_PGEDGE_RESULT_BUFFERS_FULL',
+    'the proxy holds too many result bytes for all sessions (max_buffered_result_bytes = %d); retry later, or use transparent mode for large results',
+  ),
 } as const;
 
 /** SQLSTATE of each pg-edge error (PostgreSQL Appendix A). */
@@ -79,6 +83,7 @@ const SQLSTATE: Readonly<Record<string, string>> = {
   DBP_ERR_PGEDGE_STATEMENT_UNKNOWN: '26000', // invalid_sql_statement_name
   DBP_ERR_PGEDGE_PROTOCOL: '08P01', // protocol_violation
   DBP_ERR_PGEDGE_LOGIN_TIMEOUT: '08006',
+  DBP_ERR_PGEDGE_RESULT_BUFFERS_FULL: '53200', // out_of_memory
 };
 
 /** The SQLSTATE for any error code pg-edge may have to report (its own, protocol-pg's, else XX000). */

@@ -3,6 +3,7 @@
 // max_result_bytes), result and parameter types checked against what transaction mode carries.
 import { BackendCode as BackendCodeExport, isSupportedType, type Frame } from '@dbproxy/protocol-pg';
 import { PgEdgeErrors } from '../errors';
+import type { ResultBudget } from './result-budget';
 import { SliceWriter } from './slice-writer';
 import type { Expectation } from './statements';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
@@ -20,6 +21,8 @@ export interface RelayHooks {
 export interface RelayLimits {
   readonly maxRows: number;
   readonly maxBytes: number;
+  /** Shared by every session of the process (max_buffered_result_bytes). */
+  readonly budget: ResultBudget;
 }
 
 const VOID_OID = 2278;
@@ -34,6 +37,8 @@ export class ResponseRelay {
   readonly out = new SliceWriter();
   private readonly rows = new SliceWriter();
   private rowCount = 0;
+  /** Bytes of `rows` taken from the process-wide budget. */
+  private budgeted = 0;
   private readonly expect: Expectation[] = [];
   private head = 0;
   /** Set while draining after a failure: nothing more reaches the client until ReadyForQuery. */
@@ -66,7 +71,7 @@ export class ResponseRelay {
   reset(): void {
     this.expect.length = 0;
     this.head = 0;
-    this.rows.clear();
+    this.clearRows();
     this.rowCount = 0;
     this.draining = undefined;
     this.sawParameterStatus = false;
@@ -76,8 +81,25 @@ export class ResponseRelay {
   /** Drops held rows and starts discarding until ReadyForQuery. */
   drain(error: Error): void {
     this.draining = error;
-    this.rows.clear();
+    this.clearRows();
     this.rowCount = 0;
+  }
+
+  /** Held rows leave (sent or dropped): their bytes go back to the process-wide budget. */
+  private clearRows(): void {
+    this.rows.clear();
+    this.giveBack();
+  }
+
+  private sendRows(): void {
+    this.out.append(this.rows);
+    this.giveBack();
+  }
+
+  private giveBack(): void {
+    if (this.budgeted === 0) return;
+    this.limits.budget.give(this.budgeted);
+    this.budgeted = 0;
   }
 
   onFrame(frame: Frame): void {
@@ -90,7 +112,7 @@ export class ResponseRelay {
       case BackendCode.CommandComplete:
       case BackendCode.EmptyQueryResponse:
       case BackendCode.PortalSuspended:
-        this.out.append(this.rows);
+        this.sendRows();
         this.rowCount = 0;
         this.out.add(frame.bytes);
         if (this.current()?.kind === 'execute') {
@@ -145,9 +167,13 @@ export class ResponseRelay {
     if (this.draining) return;
     this.rowCount++;
     if (this.rowCount > this.limits.maxRows) return this.hooks.fail(PgEdgeErrors.resultTooLarge('max_result_rows', this.limits.maxRows), false);
-    if (this.rows.length + frame.bytes.length > this.limits.maxBytes) {
+    const size = frame.bytes.length;
+    if (this.rows.length + size > this.limits.maxBytes) {
       return this.hooks.fail(PgEdgeErrors.resultTooLarge('max_result_bytes', this.limits.maxBytes), false);
     }
+    const budget = this.limits.budget;
+    if (!budget.take(size)) return this.hooks.fail(PgEdgeErrors.resultBuffersFull(budget.limit), false);
+    this.budgeted += size;
     this.rows.add(frame.bytes);
   }
 
@@ -155,7 +181,7 @@ export class ResponseRelay {
     let current = this.current();
     if (!current?.replaceError) this.sqlState ??= sqlStateField(frame.payload);
     if (!this.draining) {
-      this.out.append(this.rows);
+      this.sendRows();
       this.rowCount = 0;
       this.out.add(current?.replaceError ?? frame.bytes);
     }
@@ -174,7 +200,7 @@ export class ResponseRelay {
     // ReadyForQuery answers the unit's Sync (or Query): whatever was still expected before it was skipped.
     this.head = this.expect.length;
     if (!this.draining) {
-      this.out.append(this.rows);
+      this.sendRows();
       this.out.add(frame.bytes);
     }
     this.rowCount = 0;

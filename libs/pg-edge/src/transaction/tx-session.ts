@@ -96,7 +96,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router));
     this.routeCounters = routeCounters(edge.metrics, listener);
     this.clientFd = client instanceof TLSSocket ? -1 : descriptorOf(client);
-    this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes }, this);
+    this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes, budget: shared.resultBudget }, this);
     this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
     this.key = edge.cancelKeys.issue(() => this.cancelRequested());
   }

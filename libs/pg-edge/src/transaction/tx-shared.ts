@@ -6,6 +6,7 @@ import { PgEdgeErrors } from '../errors';
 import type { TransactionPools } from './backend-pools';
 import { StatementRoutes } from './batch-plan';
 import { ScramSecrets } from './frontend-auth';
+import { ResultBudget } from './result-budget';
 
 export interface DeadlineWatched {
   /** Called by the sweeper; the session acts if its running query passed its deadline. */
@@ -15,6 +16,8 @@ export interface DeadlineWatched {
 export class TxShared {
   readonly secrets = new ScramSecrets();
   readonly running = new Set<DeadlineWatched>();
+  /** Result bytes held by all sessions of this process (max_buffered_result_bytes, set per epoch by the service). */
+  readonly resultBudget = new ResultBudget(Number.POSITIVE_INFINITY);
   private readonly parameterCache = new Map<string, Promise<ReadonlyMap<string, string>>>();
   private readonly routers = new WeakMap<EdgeEpoch, SqlRouter>();
   private readonly statementRoutes = new WeakMap<SqlRouter, StatementRoutes>();
