@@ -16,6 +16,7 @@ import { errorMessage } from '@dbproxy/util';
 import type { BackendConfig } from '../backend-directory';
 import { openBackendSocket } from '../backend-socket';
 import { PgEdgeErrors } from '../errors';
+import { BackendStatements } from './backend-statements';
 import { ByteReader, descriptorOf } from '@dbproxy/runtime';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const BackendCode = BackendCodeExport;
@@ -32,6 +33,8 @@ export interface BackendOpenOptions {
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
   readonly maxMessageSize: number;
+  /** Statements prepared on the connection for all its clients, at most (LRU). */
+  readonly maxPreparedStatements: number;
 }
 
 const TERMINATE = Buffer.from([0x58, 0, 0, 0, 4]); // 'X'
@@ -45,6 +48,8 @@ export class PgBackendConnection {
   cancelled = false;
   /** The session statement this connection's unnamed statement currently holds. */
   unnamedHolds: object | undefined;
+  /** Named statements prepared here, shared by every client that runs the same text (max_prepared_statements). */
+  readonly statements: BackendStatements;
   processId = 0;
   secretKey = 0;
   readonly parameters = new Map<string, string>();
@@ -62,15 +67,17 @@ export class PgBackendConnection {
     readonly address: string,
     private readonly socket: Socket,
     maxMessageSize: number,
+    maxPreparedStatements: number,
   ) {
     this.framer = new PgFramer({ phase: 'typed', peer: 'backend', maxMessageSize });
+    this.statements = new BackendStatements(maxPreparedStatements);
   }
 
   static async open(config: BackendConfig, address: string, options: BackendOpenOptions): Promise<PgBackendConnection> {
     // A plain socket is read without the stream layer (ByteReader, @dbproxy/runtime); a TLS one keeps its stream.
     const reader = new ByteReader();
     const socket = await openBackendSocket(config, address, { ...options, onread: reader.onread });
-    const conn = new PgBackendConnection(config.name, address, socket, options.maxMessageSize);
+    const conn = new PgBackendConnection(config.name, address, socket, options.maxMessageSize, options.maxPreparedStatements);
     const received = (chunk: Buffer) => conn.onBytes(chunk);
     if (config.tls.enabled) socket.on('data', received);
     else {
@@ -169,6 +176,7 @@ export class PgBackendConnection {
   /** ROLLBACK + DISCARD ALL in one round trip; the connection is closed if that fails or takes over `timeoutMs`. */
   reset(timeoutMs: number): Promise<void> {
     this.unnamedHolds = undefined;
+    this.statements.clear(); // DISCARD ALL deallocates them
     return new Promise<void>((resolve, reject) => {
       let ready = 0;
       let failure: string | undefined;

@@ -11,6 +11,8 @@ export interface ClientStatement {
   /** Types the backend inferred (ParameterDescription), used when re-preparing elsewhere. */
   inferred: readonly number[] | undefined;
   readonly route: SqlRoute;
+  /** Text and parameter types: the name of its backend statement on each pooled connection is found by this (BackendStatements). */
+  readonly key: string;
 }
 
 /** Expected answers to what was sent to the backend, in order. */

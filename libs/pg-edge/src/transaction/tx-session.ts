@@ -39,6 +39,8 @@ interface Flags {
   write: boolean;
   /** The unit was not a replica-safe read: it may have left state (a sequence's currval, a temp table...) that DISCARD ALL must clear. */
   stateful: boolean;
+  /** A DEALLOCATE or DISCARD ran: the connection's shared backend statements may be gone. */
+  dropsStatements: boolean;
 }
 
 export class TransactionSession implements RelayHooks, DeadlineWatched {
@@ -54,7 +56,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private lease: PgLease | undefined;
   private held: 'transaction' | 'pinned' | undefined;
   private lastStatus = IDLE;
-  private readonly flags: Flags = { pin: false, write: false, stateful: false };
+  private readonly flags: Flags = { pin: false, write: false, stateful: false, dropsStatements: false };
   /** The open transaction wrote: its end (COMMIT) opens the read-after-write window, when the write becomes visible. */
   private wroteInTransaction = false;
   /** A refused batch whose Sync has not arrived: the answer waits for it. */
@@ -194,6 +196,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.flags.write ||= decision.write;
     // a unit without statements (a Sync alone, the rest of a batch after Flush) changes nothing itself
     this.flags.stateful ||= routes.length > 0 && !decision.pipelinable;
+    if (decision.pin) this.flags.dropsStatements ||= routes.some(dropsStatements);
     if (this.lease) {
       this.routeCounters.held.inc();
       if (this.held) this.spans.onHeld(this.held);
@@ -244,7 +247,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private onAcquireFailed(name: string, err: unknown, synced: boolean, fromPlan: boolean): void {
     if (!this.machine.is('running')) return;
     this.edge.metrics.routingFailures.inc({ reason: 'acquire' });
-    this.flags.pin = this.flags.write = this.flags.stateful = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = this.flags.dropsStatements = false;
     this.machine.transition('running', 'idle', 'acquire failed');
     const cancelled = this.cancelWhileWaiting;
     this.cancelWhileWaiting = false;
@@ -294,6 +297,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     conn.noteStatus(status);
     this.shared.running.delete(this);
     if (this.relay.sawParameterStatus || this.flags.stateful) conn.dirty = true;
+    if (this.flags.dropsStatements) {
+      conn.statements.clear();
+      conn.unnamedHolds = undefined;
+    }
     const failure = this.relay.draining;
     if (failure && status === IN_TRANSACTION) return this.abortOnBackend(failure);
     this.spans.end(failure, this.relay.sqlState);
@@ -320,7 +327,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (next) lease.connection.dirty = true;
     const ended = this.held !== undefined && next === undefined;
     this.held = next;
-    this.flags.pin = this.flags.write = this.flags.stateful = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = this.flags.dropsStatements = false;
     if (!next) {
       this.lease = undefined;
       this.shared.pools.release(lease, true, undefined, this.backendSide);
@@ -362,7 +369,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       this.refusalSent = true;
     }
     this.relay.reset();
-    this.flags.pin = this.flags.write = this.flags.stateful = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = this.flags.dropsStatements = false;
     this.spans.end(error);
     this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
     this.flushClient();
@@ -444,6 +451,12 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (!this.client.destroyed) this.client.end();
     setTimeout(() => this.client.destroy(), 1000).unref();
   }
+}
+
+/** DEALLOCATE and DISCARD (which pin the session) may drop statements the connection prepared for its clients. */
+function dropsStatements(route: SqlRoute): boolean {
+  const command = route.classification.command;
+  return command === 'deallocate' || command === 'discard';
 }
 
 /** A real CancelRequest with the backend's key; the connection is never lent again. */
