@@ -140,6 +140,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'postgres.max_replica_lag_seconds': TARGETS,
   'postgres.max_message_bytes': PG_POOLS,
   'postgres.max_prepared_statements': PG_TX,
+  'postgres.ignore_startup_parameters': 'libs/pg-edge/src/transaction/startup-parameters.ts',
   'postgres.classification_cache_size': PG_SERVICE,
   'postgres.allowed_functions': PG_SERVICE,
   'postgres.max_parse_tokens': PG_SERVICE,

@@ -48,6 +48,11 @@ export const PgEdgeErrors = {
   statementUnknown: createError<[string]>('DBP_ERR_PGEDGE_STATEMENT_UNKNOWN', 'prepared statement "%s" does not exist'),
   protocol: createError<[string]>('DBP_ERR_PGEDGE_PROTOCOL', 'protocol violation: %s'),
   loginTimeout: createError<[number]>('DBP_ERR_PGEDGE_LOGIN_TIMEOUT', 'startup did not complete within %d s'),
+  startupParameterUnknown: createError<[string]>(
+    'DBP_ERR_PGEDGE_STARTUP_PARAMETER_UNKNOWN',
+    'unsupported startup parameter "%s" in transaction mode: list it in [postgres] ignore_startup_parameters to have it ignored, or use transparent mode',
+  ),
+  settingsNotApplied: createError<[string]>('DBP_ERR_PGEDGE_SETTINGS_NOT_APPLIED', 'the session\'s startup settings could not be applied on a pooled connection: %s'),
   resultBuffersFull: createError<[number]>(
     'DBP_ERR_PGEDGE_RESULT_BUFFERS_FULL',
     'the proxy holds too many result bytes for all sessions (max_buffered_result_bytes = %d); retry later, or use transparent mode for large results',
@@ -84,6 +89,8 @@ const SQLSTATE: Readonly<Record<string, string>> = {
   DBP_ERR_PGEDGE_PROTOCOL: '08P01', // protocol_violation
   DBP_ERR_PGEDGE_LOGIN_TIMEOUT: '08006',
   DBP_ERR_PGEDGE_RESULT_BUFFERS_FULL: '53200', // out_of_memory
+  DBP_ERR_PGEDGE_STARTUP_PARAMETER_UNKNOWN: '42704', // undefined_object, as PostgreSQL refuses an unknown setting
+  DBP_ERR_PGEDGE_SETTINGS_NOT_APPLIED: '08006',
 };
 
 /** The SQLSTATE for any error code pg-edge may have to report (its own, protocol-pg's, else XX000). */

@@ -10,7 +10,7 @@
 // While iterating on one cell (each run also prints the proxy's CPU time per transaction, which a
 // shared machine's load disturbs far less than TPS):
 //   --select-only  only pgbench -S;  --clients 50  only these client counts (comma-separated);
-//   --protocols simple,extended;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
+//   --protocols simple,extended,prepared;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
 //   --memory-only  only the idle-memory figure (after pgbench runs the pg-edge processes are restarted for it anyway)
 //   --pipeline-pool P  the pipelined pg-edge's pool_max_per_backend (default: the common pool size)
 //   --pipeline-depth N  also run transaction mode with [postgres] pipeline_depth = N (reads queued behind
@@ -163,6 +163,8 @@ const SCRIPTS = [
 const PROTOCOLS = [
   ['simple', ['-M', 'simple']],
   ['extended', ['-M', 'extended']],
+  // named statements: PgBouncer serves them in transaction mode only from 1.21 (max_prepared_statements)
+  ['prepared', ['-M', 'prepared']],
 ].filter(([name]) => PROTOCOL_NAMES.includes(name));
 
 async function main() {

@@ -36,6 +36,8 @@ export const postgresSection = z
     max_message_bytes: positiveInt.default(67108864),
     /** Per client session, and (transaction mode) per pooled connection: statements prepared there, least recently used closed first. */
     max_prepared_statements: positiveInt.default(1024),
+    /** Transaction mode: startup parameters (or `options` -c names) accepted and ignored instead of refused. */
+    ignore_startup_parameters: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/)).default([]),
     classification_cache_size: positiveInt.default(10000),
     /** Transaction mode: user-defined functions (`name` or `schema.name`) a read may call and still run on a replica. */
     allowed_functions: z.array(z.string().min(1)).default([]),

@@ -67,6 +67,7 @@ const FORWARDED: Readonly<Record<Expectation['kind'], Expectation>> = Object.fre
   close: { kind: 'close', forward: true },
   sync: { kind: 'sync', forward: true },
   query: { kind: 'query', forward: true },
+  setup: { kind: 'setup', forward: false },
 });
 
 const DESCRIBED_PORTAL_UNFORWARDED: Expectation = Object.freeze({ kind: 'describe_portal', forward: false });

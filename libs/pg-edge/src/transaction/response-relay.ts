@@ -104,6 +104,8 @@ export class ResponseRelay {
 
   onFrame(frame: Frame): void {
     const code = frame.code;
+    const expected = this.expect[this.head];
+    if (expected !== undefined && expected.kind === 'setup') return this.onSetupFrame(code, frame);
     if (code === BackendCode.DataRow) return this.onRow(frame);
     if (code === BackendCode.ReadyForQuery) return this.onReady(frame);
     if (code === BackendCode.ErrorResponse) return this.onError(frame);
@@ -146,6 +148,16 @@ export class ResponseRelay {
       default:
         return this.hooks.fail(PgEdgeErrors.protocol(`unexpected backend message ${String.fromCharCode(code)}`), true);
     }
+  }
+
+  /** The answers to the session's settings (set_config / RESET before its unit) are the proxy's own: none reaches the client. */
+  private onSetupFrame(code: number, frame: Frame): void {
+    if (code === BackendCode.ErrorResponse) {
+      return this.hooks.fail(PgEdgeErrors.settingsNotApplied(`${sqlStateField(frame.payload) ?? ''} ${errorText(frame.payload)}`.trim()), true);
+    }
+    if (code !== BackendCode.ReadyForQuery) return;
+    this.head++;
+    if (this.head === this.expect.length) this.hooks.drained();
   }
 
   private current(): Expectation | undefined {
@@ -228,11 +240,19 @@ export class ResponseRelay {
 
 /** The `C` (SQLSTATE) field of an ErrorResponse, read in place. */
 function sqlStateField(payload: Buffer): string | undefined {
+  return errorField(payload, 0x43 /* 'C' */);
+}
+
+function errorText(payload: Buffer): string {
+  return errorField(payload, 0x4d /* 'M' */) ?? '';
+}
+
+function errorField(payload: Buffer, field: number): string | undefined {
   let at = 0;
   while (at < payload.length && payload[at] !== 0) {
     const end = payload.indexOf(0, at + 1);
     if (end < 0) return undefined;
-    if (payload[at] === 0x43 /* 'C' */) return payload.toString('latin1', at + 1, end);
+    if (payload[at] === field) return payload.toString(field === 0x43 ? 'latin1' : 'utf8', at + 1, end);
     at = end + 1;
   }
   return undefined;

@@ -16,7 +16,7 @@ export interface ClientStatement {
 }
 
 /** Expected answers to what was sent to the backend, in order. */
-export type ExpectKind = 'parse' | 'bind' | 'describe_statement' | 'describe_portal' | 'execute' | 'close' | 'sync' | 'query';
+export type ExpectKind = 'parse' | 'bind' | 'describe_statement' | 'describe_portal' | 'execute' | 'close' | 'sync' | 'query' | 'setup';
 
 export interface Expectation {
   readonly kind: ExpectKind;

@@ -3,7 +3,7 @@
 // life; a lost pinned connection poisons the session. One transition() per state change.
 import { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
-import { BackendCode as BackendCodeExport, encodeBackendMessages, FrontendCode as FrontendCodeExport, type Frame } from '@dbproxy/protocol-pg';
+import { BackendCode as BackendCodeExport, encodeBackendMessages, encodeFrontendMessages, FrontendCode as FrontendCodeExport, type Frame } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
 import { errorMessage } from '@dbproxy/util';
@@ -14,12 +14,13 @@ import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
 import { descriptorOf, StateMachine } from '@dbproxy/runtime';
-import type { BackendConsumer } from './backend-connection';
+import type { BackendConsumer, PgBackendConnection } from './backend-connection';
 import type { PgLease } from './backend-pools';
 import { BatchPlan, emitQuery, emitRefusal, readyForQuery, refusalBytes } from './batch-plan';
 import type { ClientInbox, InboxHandler } from './client-inbox';
 import { ResponseRelay, type RelayHooks } from './response-relay';
 import { SliceWriter } from './slice-writer';
+import { settingsChange } from './startup-parameters';
 import { StatementRegistry, type Expectation } from './statements';
 import type { DeadlineWatched, TxShared } from './tx-shared';
 import { decideUnit } from './unit-route';
@@ -32,6 +33,7 @@ const FrontendCode = FrontendCodeExport;
 const IDLE = 0x49; // 'I'
 const IN_TRANSACTION = 0x54; // 'T'
 const MAX_PENDING_FRAMES = 4096;
+const SETUP: Expectation = Object.freeze({ kind: 'setup', forward: false });
 
 type Emit = (out: SliceWriter, expect: Expectation[]) => void;
 interface Flags {
@@ -91,6 +93,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     private readonly shared: TxShared,
     private readonly shard: string,
     user: string,
+    /** Tracked startup settings (interned: compared by identity with a pooled connection's). */
+    private readonly settings: ReadonlyMap<string, string> = new Map(),
   ) {
     const pg = epoch.config.postgres;
     this.spans = new UnitSpan(edge.tracer, { 'db.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard });
@@ -262,11 +266,22 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.relay.pending === 0) this.relay.reset();
     conn.attach(this.backendSide);
     if (conn.shared) conn.holdWrites();
+    if (conn.settings !== this.settings) this.applySettings(conn);
     emit(this.toBackend, this.relay.expectations);
     this.toBackend.flush(conn.stream, conn.fd);
     this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
     this.shared.running.add(this);
     if (this.relay.pending === 0) this.drained();
+  }
+
+  /** The connection takes the session's startup settings before its statements (its answers are swallowed by the relay). */
+  private applySettings(conn: PgBackendConnection): void {
+    const change = settingsChange(conn.settings, this.settings);
+    conn.settings = this.settings;
+    if (change === undefined) return;
+    this.toBackend.add(encodeFrontendMessages({ type: 'Query', sql: change }));
+    this.relay.expectations.push(SETUP);
+    conn.expectExtraReady(this.backendSide);
   }
 
   /** A refusal without running anything; in a held transaction the backend must fail too, so it aborts as PostgreSQL would. */
