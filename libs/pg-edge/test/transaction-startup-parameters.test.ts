@@ -5,6 +5,7 @@
 // session never sees them, and unknown parameters are refused unless ignore_startup_parameters lists them.
 import { Client, type ClientConfig } from 'pg';
 import { processEnvironment } from '@dbproxy/config';
+import { metricValue } from '@dbproxy/runtime/testing';
 import { startPostgres, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
 import { startEdge, type EdgeHarness } from './harness';
@@ -21,9 +22,10 @@ beforeAll(async () => {
   await requirePoolPassword(pg);
   const extra = `username = "${POOL_USER}"\npassword = "${POOL_PASSWORD}"\ndatabase = "postgres"`;
   // one pooled connection: every session's statements run on the connection the others used
+  // (reads queued behind each other's on it when it is lent: pipeline_depth)
   edge = await startEdge(
     [{ name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra }],
-    'routing_mode = "transaction"\npool_max_per_backend = 1\nignore_startup_parameters = ["dbproxy_test_ignored", "geqo"]',
+    'routing_mode = "transaction"\npool_max_per_backend = 1\npipeline_depth = 4\nignore_startup_parameters = ["dbproxy_test_ignored", "geqo"]',
     '[[users]]\nname = "app"\npassword = "app-secret"',
   );
   const setup = new Client({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
@@ -135,4 +137,27 @@ it('serves psql with PGOPTIONS and PGAPPNAME', async () => {
   );
   expect(result.stderr).toBe('');
   expect(result.stdout.trim().split('\n')).toEqual(['1234ms', 's1', 'psql-test']);
+});
+
+it('gives each of many concurrent sessions its own settings when their reads are queued on one connection (pipeline_depth)', async () => {
+  // even sessions time out at 40 ms, odd ones never: a 60 ms read fails for exactly the even ones
+  const clients = await Promise.all(Array.from({ length: 8 }, (_, i) => connect(i % 2 === 0 ? { statement_timeout: 40 } : {})));
+  try {
+    const wrong: string[] = [];
+    await Promise.all(
+      clients.map(async (c, i) => {
+        for (let n = 0; n < 6; n++) {
+          const code = await c.query('SELECT pg_sleep(0.06)').then(
+            () => 'ok',
+            (err: { code?: string }) => err.code,
+          );
+          if (code !== (i % 2 === 0 ? '57014' : 'ok')) wrong.push(`client ${i}: ${code}`);
+        }
+      }),
+    );
+    expect(wrong).toEqual([]);
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+  expect(metricValue(await edge.metrics(), 'dbproxy_pg_pipelined_units_total')).toBeGreaterThan(0);
 });
