@@ -59,6 +59,15 @@ export const PgEdgeErrors = {
     'parameter $%d (type OID %d, %s format) is a shard key of a type the router cannot read; bind it as int2, int4, int8, numeric, text or varchar',
   ),
   transactionAborted: createError('DBP_ERR_PGEDGE_TRANSACTION_ABORTED', 'current transaction is aborted, commands ignored until end of transaction block'),
+  startupParameterUnknown: createError<[string]>(
+    'DBP_ERR_PGEDGE_STARTUP_PARAMETER_UNKNOWN',
+    'unsupported startup parameter "%s" in transaction mode: list it in [postgres] ignore_startup_parameters to have it ignored, or use transparent mode',
+  ),
+  settingsNotApplied: createError<[string]>('DBP_ERR_PGEDGE_SETTINGS_NOT_APPLIED', 'the session\'s startup settings could not be applied on a pooled connection: %s'),
+  resultBuffersFull: createError<[number]>(
+    'DBP_ERR_PGEDGE_RESULT_BUFFERS_FULL',
+    'the proxy holds too many result bytes for all sessions (max_buffered_result_bytes = %d); retry later, or use transparent mode for large results',
+  ),
 } as const;
 
 /** SQLSTATE of each pg-edge error (PostgreSQL Appendix A). */
@@ -105,6 +114,9 @@ const SQLSTATE: Readonly<Record<string, string>> = {
   DBP_ERR_SQL_SHARD_KEY_UNBOUND: '42P02', // undefined_parameter
   DBP_ERR_SQL_SHARD_HINT_UNKNOWN: '22023',
   DBP_ERR_SQL_SHARD_HINT_CONFLICT: '22023',
+  DBP_ERR_PGEDGE_RESULT_BUFFERS_FULL: '53200', // out_of_memory
+  DBP_ERR_PGEDGE_STARTUP_PARAMETER_UNKNOWN: '42704', // undefined_object, as PostgreSQL refuses an unknown setting
+  DBP_ERR_PGEDGE_SETTINGS_NOT_APPLIED: '08006',
 };
 
 /** The SQLSTATE for any error code pg-edge may have to report (its own, protocol-pg's, else XX000). */

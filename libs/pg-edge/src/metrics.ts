@@ -100,7 +100,14 @@ function collectedBy<C extends object>(counter: C, collect: (counter: C) => void
   });
 }
 
-export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures): PgEdgeMetrics {
+export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures, bufferedResultBytes: () => number = () => 0): PgEdgeMetrics {
+  metrics.gauge({
+    name: 'dbproxy_pg_buffered_result_bytes',
+    help: 'Result bytes transaction-mode sessions of this process hold until their results complete (bounded by max_buffered_result_bytes)',
+    collect(this: Gauge) {
+      this.set(bufferedResultBytes());
+    },
+  });
   for (const [name, help, value] of POOL_GAUGES) {
     metrics.gauge({
       name,

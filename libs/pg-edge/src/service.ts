@@ -47,10 +47,13 @@ export const pgEdgeService: ServiceDefinition = {
     const pools = new TransactionPools(() => topology.current());
     const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: routerRulesOf(e.config.postgres.sharding), multiShard: e.config.postgres.sharding.multi_shard, cacheSize: e.config.postgres.classification_cache_size, allowedFunctions: [...e.config.postgres.allowed_functions], maxParseTokens: e.config.postgres.max_parse_tokens }));
     pools.configure(epoch);
+    shared.resultBudget.limit = epoch.config.postgres.max_buffered_result_bytes;
     const shardOf = new Map(epoch.config.postgres_backends.map((b) => [b.name, b]));
     // a primary whose workers serve every connection has empty pools: only the workers' count
-    const metrics = createPgEdgeMetrics(ctx.metrics, () =>
-      (ctx.servesConnections ? pools.stats() : []).map((stats) => ({ stats, shard: shardOf.get(stats.backend)?.shard ?? '', role: topology.backend(stats.backend)?.role ?? shardOf.get(stats.backend)?.role ?? '' })),
+    const metrics = createPgEdgeMetrics(
+      ctx.metrics,
+      () => (ctx.servesConnections ? pools.stats() : []).map((stats) => ({ stats, shard: shardOf.get(stats.backend)?.shard ?? '', role: topology.backend(stats.backend)?.role ?? shardOf.get(stats.backend)?.role ?? '' })),
+      () => shared.resultBudget.used,
     );
     const edge: EdgeContext = {
       epoch: () => epoch,
@@ -75,6 +78,7 @@ export const pgEdgeService: ServiceDefinition = {
       shardOf.clear();
       for (const b of epoch.config.postgres_backends) shardOf.set(b.name, b);
       pools.configure(epoch);
+      shared.resultBudget.limit = epoch.config.postgres.max_buffered_result_bytes;
     });
     const transparent = new Set<TransparentSession>();
     const unwatch = topology.onChange((view, previous) => {

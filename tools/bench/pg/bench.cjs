@@ -10,7 +10,7 @@
 // While iterating on one cell (each run also prints the proxy's CPU time per transaction, which a
 // shared machine's load disturbs far less than TPS):
 //   --select-only  only pgbench -S;  --clients 50  only these client counts (comma-separated);
-//   --protocols simple,extended;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
+//   --protocols simple,extended,prepared;  --no-direct  skip PostgreSQL direct;  --no-memory  skip the idle-memory figure
 //   --memory-only  only the idle-memory figure (after pgbench runs the pg-edge processes are restarted for it anyway)
 //   --pipeline-pool P  the pipelined pg-edge's pool_max_per_backend (default: the common pool size)
 //   --pipeline-depth N  also run transaction mode with [postgres] pipeline_depth = N (reads queued behind
@@ -92,13 +92,15 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
       const latency = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? NaN);
       const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
       const processed = Number(/actually processed: (\d+)/.exec(out)?.[1] ?? 0);
+      // e.g. PgBouncer before 1.21 with -M prepared: a client whose statement is not on its server connection stops
+      const aborted = (out.match(/client \d+ aborted/g) ?? []).length;
       if (!Number.isFinite(tps)) console.log(out.split('\n').slice(-8).join('\n'));
       const cpuAfter = pid ? cpuOf(pid) : { user: 0, system: 0 };
       const idle = idleShare(ticksBefore, machineTicks());
       const servers = serverCpu();
       const serverUs = (k) => (processed > 0 ? ((servers[k] - serversBefore[k]) * 1e6) / processed : NaN);
       const perTx = (k) => (pid && processed > 0 ? ((cpuAfter[k] - cpuBefore[k]) * 1e6) / processed : NaN);
-      resolve({ tps, latency, failed, processed, idle, pgUsPerTx: serverUs('pg'), pgbenchUsPerTx: serverUs('pgbench'), cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user'), faultsPerTx: pid && processed > 0 ? (cpuAfter.minorFaults - cpuBefore.minorFaults) / processed : NaN });
+      resolve({ tps, latency, failed, aborted, processed, idle, pgUsPerTx: serverUs('pg'), pgbenchUsPerTx: serverUs('pgbench'), cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user'), faultsPerTx: pid && processed > 0 ? (cpuAfter.minorFaults - cpuBefore.minorFaults) / processed : NaN });
     });
   });
 }
@@ -163,6 +165,8 @@ const SCRIPTS = [
 const PROTOCOLS = [
   ['simple', ['-M', 'simple']],
   ['extended', ['-M', 'extended']],
+  // named statements: PgBouncer serves them in transaction mode only from 1.21 (max_prepared_statements)
+  ['prepared', ['-M', 'prepared']],
 ].filter(([name]) => PROTOCOL_NAMES.includes(name));
 
 async function main() {
@@ -222,7 +226,7 @@ async function main() {
               if (target.admin) r.pipelinedPerTx = ((await pipelinedUnits(target.admin)) - pipelinedBefore) / r.processed;
               const best = row.cells[target.name];
               if (!best || !(best.tps >= r.tps)) row.cells[target.name] = r;
-              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms, machine ${(100 * r.idle).toFixed(0)}% idle, CPU/tx PostgreSQL ${r.pgUsPerTx.toFixed(0)} µs, pgbench ${r.pgbenchUsPerTx.toFixed(0)} µs${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user, ${r.faultsPerTx.toFixed(2)} page faults)` : ''}${r.pipelinedPerTx !== undefined ? `, ${(100 * r.pipelinedPerTx).toFixed(0)}% of units pipelined` : ''}${r.failed ? `, ${r.failed} failed` : ''}\n`);
+              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms, machine ${(100 * r.idle).toFixed(0)}% idle, CPU/tx PostgreSQL ${r.pgUsPerTx.toFixed(0)} µs, pgbench ${r.pgbenchUsPerTx.toFixed(0)} µs${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user, ${r.faultsPerTx.toFixed(2)} page faults)` : ''}${r.pipelinedPerTx !== undefined ? `, ${(100 * r.pipelinedPerTx).toFixed(0)}% of units pipelined` : ''}${r.failed ? `, ${r.failed} failed` : ''}${r.aborted ? `, ${r.aborted} clients aborted` : ''}\n`);
             }
           }
           results.push(row);

@@ -37,10 +37,15 @@ export const postgresSection = z
     read_after_write_seconds: nonNegativeSeconds.default(2),
     max_result_rows: positiveInt.default(100000),
     max_result_bytes: positiveInt.default(67108864),
+    /** Transaction mode: result bytes all sessions of one process may hold at once (each session's own bound is max_result_bytes). */
+    max_buffered_result_bytes: positiveInt.default(536870912),
     fallback_to_primary: z.boolean().default(true),
     max_replica_lag_seconds: nonNegativeSeconds.default(30),
     max_message_bytes: positiveInt.default(67108864),
+    /** Per client session, and (transaction mode) per pooled connection: statements prepared there, least recently used closed first. */
     max_prepared_statements: positiveInt.default(1024),
+    /** Transaction mode: startup parameters (or `options` -c names) accepted and ignored instead of refused. */
+    ignore_startup_parameters: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/)).default([]),
     classification_cache_size: positiveInt.default(10000),
     /** Transaction mode: user-defined functions (`name` or `schema.name`) a read may call and still run on a replica. */
     allowed_functions: z.array(z.string().min(1)).default([]),

@@ -16,6 +16,7 @@ import { errorMessage } from '@dbproxy/util';
 import type { BackendConfig } from '../backend-directory';
 import { openBackendSocket } from '../backend-socket';
 import { PgEdgeErrors } from '../errors';
+import { BackendStatements } from './backend-statements';
 import { ByteReader, descriptorOf } from '@dbproxy/runtime';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const BackendCode = BackendCodeExport;
@@ -32,8 +33,11 @@ export interface BackendOpenOptions {
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
   readonly maxMessageSize: number;
+  /** Statements prepared on the connection for all its clients, at most (LRU). */
+  readonly maxPreparedStatements: number;
 }
 
+const NO_SETTINGS: ReadonlyMap<string, string> = new Map();
 const TERMINATE = Buffer.from([0x58, 0, 0, 0, 4]); // 'X'
 const RESET = encodeFrontendMessages({ type: 'Query', sql: 'ROLLBACK' }, { type: 'Query', sql: 'DISCARD ALL' });
 
@@ -45,11 +49,19 @@ export class PgBackendConnection {
   cancelled = false;
   /** The session statement this connection's unnamed statement currently holds. */
   unnamedHolds: object | undefined;
+  /** Named statements prepared here, shared by every client that runs the same text (max_prepared_statements). */
+  readonly statements: BackendStatements;
+  /** Tracked settings sessions applied here (startup parameters; empty: the connection's own defaults). */
+  settings: ReadonlyMap<string, string> = NO_SETTINGS;
   processId = 0;
   secretKey = 0;
   readonly parameters = new Map<string, string>();
   /** Who receives the answers, in the order their requests were written; the first gets the frames. */
   private readonly holders: BackendConsumer[] = [];
+  /** For each holder, the ReadyForQuery answers it expects before the one that ends its unit. */
+  private readonly extraReadies: number[] = [];
+  /** The ReadyForQuery being delivered ends its holder's unit (not one of its extra ones). */
+  private finalReady = true;
   private readonly framer: PgFramer;
   private idleStatus = 0x49; // 'I'
   /** The socket's descriptor for direct writes (SliceWriter.flush); -1 over TLS. */
@@ -62,15 +74,17 @@ export class PgBackendConnection {
     readonly address: string,
     private readonly socket: Socket,
     maxMessageSize: number,
+    maxPreparedStatements: number,
   ) {
     this.framer = new PgFramer({ phase: 'typed', peer: 'backend', maxMessageSize });
+    this.statements = new BackendStatements(maxPreparedStatements);
   }
 
   static async open(config: BackendConfig, address: string, options: BackendOpenOptions): Promise<PgBackendConnection> {
     // A plain socket is read without the stream layer (ByteReader, @dbproxy/runtime); a TLS one keeps its stream.
     const reader = new ByteReader();
     const socket = await openBackendSocket(config, address, { ...options, onread: reader.onread });
-    const conn = new PgBackendConnection(config.name, address, socket, options.maxMessageSize);
+    const conn = new PgBackendConnection(config.name, address, socket, options.maxMessageSize, options.maxPreparedStatements);
     const received = (chunk: Buffer) => conn.onBytes(chunk);
     if (config.tls.enabled) socket.on('data', received);
     else {
@@ -93,13 +107,26 @@ export class PgBackendConnection {
    * ends with one ReadyForQuery, which hands the connection to the next in line.
    */
   attach(consumer: BackendConsumer): void {
-    if (!this.holders.includes(consumer)) this.holders.push(consumer);
+    if (this.holders.includes(consumer)) return;
+    this.holders.push(consumer);
+    this.extraReadies.push(0);
   }
 
   /** `consumer` expects nothing more. */
   detach(consumer: BackendConsumer): void {
     const at = this.holders.indexOf(consumer);
-    if (at >= 0) this.holders.splice(at, 1);
+    if (at < 0) return;
+    this.holders.splice(at, 1);
+    this.extraReadies.splice(at, 1);
+  }
+
+  /**
+   * `consumer` (attached) sent a Query of the proxy's own before its unit (a session's settings):
+   * that ReadyForQuery does not end its turn on a connection shared with others.
+   */
+  expectExtraReady(consumer: BackendConsumer): void {
+    const at = this.holders.indexOf(consumer);
+    if (at >= 0) this.extraReadies[at]++;
   }
 
   /** More than one unit is queued on the connection: a unit's failure must not disturb the others. */
@@ -133,7 +160,7 @@ export class PgBackendConnection {
     if (at < 0) return false;
     const discarder: BackendConsumer = {
       onFrame: (frame) => {
-        if (frame.code !== BackendCode.ReadyForQuery) return;
+        if (frame.code !== BackendCode.ReadyForQuery || !this.finalReady) return;
         this.detach(discarder);
         done();
       },
@@ -174,6 +201,8 @@ export class PgBackendConnection {
   /** ROLLBACK + DISCARD ALL in one round trip; the connection is closed if that fails or takes over `timeoutMs`. */
   reset(timeoutMs: number): Promise<void> {
     this.unnamedHolds = undefined;
+    this.statements.clear(); // DISCARD ALL deallocates them
+    this.settings = NO_SETTINGS; // and resets every setting
     return new Promise<void>((resolve, reject) => {
       let ready = 0;
       let failure: string | undefined;
@@ -207,6 +236,51 @@ export class PgBackendConnection {
     });
   }
 
+  /**
+   * One statement with text parameters, outside any unit (the connection is lent to the caller):
+   * the first row's values, or the backend's error. Used to check startup settings.
+   */
+  firstRow(sql: string, params: readonly string[], timeoutMs: number): Promise<{ readonly row: readonly (string | null)[] } | { readonly error: { readonly code: string; readonly message: string } }> {
+    return new Promise((resolve, reject) => {
+      let row: (string | null)[] | undefined;
+      let error: { code: string; message: string } | undefined;
+      const timer = setTimeout(() => {
+        this.close('query-timeout');
+        reject(new Error(`no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const asker: BackendConsumer = {
+        onFrame: (frame) => {
+          const code = frame.code;
+          if (code !== BackendCode.DataRow && code !== BackendCode.ErrorResponse && code !== BackendCode.ReadyForQuery) return;
+          const message = decodeBackendMessage(frame);
+          if (message.type === 'DataRow') row ??= message.values.map((v) => (v === null ? null : v.toString('utf8')));
+          else if (message.type === 'ErrorResponse') error ??= { code: message.code, message: message.message };
+          else if (message.type === 'ReadyForQuery') {
+            clearTimeout(timer);
+            this.detach(asker);
+            this.idleStatus = message.status.charCodeAt(0);
+            resolve(error ? { error } : { row: row ?? [] });
+          }
+        },
+        onChunkEnd: () => undefined,
+        onLost: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      this.unnamedHolds = undefined;
+      this.attach(asker);
+      this.socket.write(
+        encodeFrontendMessages(
+          { type: 'Parse', statement: '', sql, paramTypes: [] },
+          { type: 'Bind', portal: '', statement: '', paramFormats: [], params: params.map((p) => Buffer.from(p, 'utf8')), resultFormats: [] },
+          { type: 'Execute', portal: '', maxRows: 0 },
+          { type: 'Sync' },
+        ),
+      );
+    });
+  }
+
   /** Records the transaction status of the last ReadyForQuery the holder saw. */
   noteStatus(status: number): void {
     this.idleStatus = status;
@@ -217,7 +291,14 @@ export class PgBackendConnection {
     const holders = this.holders;
     const first = holders[0];
     if (first === undefined) return this.whileIdle(frame);
-    if (holders.length > 1 && frame.code === BackendCode.ReadyForQuery) holders.shift();
+    if (frame.code === BackendCode.ReadyForQuery) {
+      this.finalReady = this.extraReadies[0] === 0;
+      if (!this.finalReady) this.extraReadies[0]--;
+      else if (holders.length > 1) {
+        holders.shift();
+        this.extraReadies.shift();
+      }
+    }
     first.onFrame(frame);
   };
 
@@ -241,6 +322,7 @@ export class PgBackendConnection {
     if (!this.alive) return;
     this.alive = false;
     this.socket.destroy();
+    this.extraReadies.length = 0;
     for (const holder of this.holders.splice(0)) holder.onLost(err);
   }
 

@@ -66,10 +66,11 @@ class PgConnectionFactory implements ConnectionFactory<PgBackendConnection> {
     private readonly address: () => string,
     private readonly connectTimeoutMs: number,
     private readonly maxMessageSize: number,
+    private readonly maxPreparedStatements: number,
   ) {}
 
   create(signal: AbortSignal): Promise<PgBackendConnection> {
-    return PgBackendConnection.open(this.config, this.address(), { timeoutMs: this.connectTimeoutMs, signal, maxMessageSize: this.maxMessageSize });
+    return PgBackendConnection.open(this.config, this.address(), { timeoutMs: this.connectTimeoutMs, signal, maxMessageSize: this.maxMessageSize, maxPreparedStatements: this.maxPreparedStatements });
   }
 
   destroy(connection: PgBackendConnection, reason: string): void {
@@ -105,7 +106,7 @@ export class TransactionPools implements BackendLoad {
         max: pg.pool_max_per_backend,
         acquireTimeoutMs: pg.pool_acquire_timeout_seconds * 1000,
         connectTimeoutMs: pg.connect_timeout_seconds * 1000,
-        factory: new PgConnectionFactory(config, () => this.addressOf(config), pg.connect_timeout_seconds * 1000, pg.max_message_bytes),
+        factory: new PgConnectionFactory(config, () => this.addressOf(config), pg.connect_timeout_seconds * 1000, pg.max_message_bytes, pg.max_prepared_statements),
         connectionKey: JSON.stringify([config.address, config.username, config.password, config.database, config.tls]),
       })),
     );

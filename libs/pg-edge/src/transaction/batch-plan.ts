@@ -32,6 +32,7 @@ export class StatementRoutes {
 }
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import type { PgBackendConnection } from './backend-connection';
+import { bindTo, closeStatement, statementKey } from './backend-statements';
 import type { SliceWriter } from './slice-writer';
 import type { ClientStatement, Expectation, StatementRegistry } from './statements';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
@@ -39,8 +40,8 @@ const FrontendCode = FrontendCodeExport;
 
 type PlannedOp =
   | { readonly op: 'parse'; readonly frame: Frame; readonly statement: ClientStatement; readonly infer: boolean }
-  /** `message` is decoded only for named statements (it is re-encoded onto the unnamed one). */
-  | { readonly op: 'bind'; readonly frame: Frame; readonly statement: ClientStatement; readonly message: Bind | undefined }
+  /** `at`/`end`: where the statement name is in the frame (re-addressed to the backend's statement; parameters are never decoded). */
+  | { readonly op: 'bind'; readonly frame: Frame; readonly statement: ClientStatement; readonly at: number; readonly end: number }
   | { readonly op: 'describe_statement'; readonly statement: ClientStatement }
   | { readonly op: 'close_statement'; readonly statement: ClientStatement | undefined }
   | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined }
@@ -48,6 +49,8 @@ type PlannedOp =
 
 const DESCRIBE_UNNAMED = encodeFrontendMessages({ type: 'Describe', kind: 'S', name: '' });
 const CLOSE_UNNAMED = encodeFrontendMessages({ type: 'Close', kind: 'S', name: '' });
+/** Answers a client's Parse of a statement the connection holds already with ParseComplete, at no cost. */
+const EMPTY_PARSE = encodeFrontendMessages({ type: 'Parse', statement: '', sql: '', paramTypes: [] });
 /** A Bind the backend must refuse (no such statement): it fails the batch there too, so a transaction aborts as it would have. */
 const FAILING_BIND = encodeFrontendMessages({ type: 'Bind', portal: '', statement: 'dbproxy.refused', paramFormats: [], params: [], resultFormats: [] });
 
@@ -61,6 +64,7 @@ const FORWARDED: Readonly<Record<Expectation['kind'], Expectation>> = Object.fre
   close: { kind: 'close', forward: true },
   sync: { kind: 'sync', forward: true },
   query: { kind: 'query', forward: true },
+  setup: { kind: 'setup', forward: false },
 });
 
 export type PlanProgress = 'pending' | 'flush' | 'sync';
@@ -149,7 +153,7 @@ export class BatchPlan {
       else return undefined;
     }
     if (!bind || !synced) return undefined;
-    const message = bind.message ?? (decodeFrontendMessage(bind.frame) as Bind);
+    const message = decodeFrontendMessage(bind.frame) as Bind;
     return { statement: bind.statement, bind: message, parsed, described };
   }
 
@@ -183,18 +187,15 @@ export class BatchPlan {
         if (message.statement !== '' && this.registry.has(message.statement)) throw PgEdgeErrors.statementExists(message.statement);
         if (this.registry.full(message.statement)) throw PgEdgeErrors.tooManyStatements(this.registry.size);
         const route = this.routes_.route(message.sql);
-        const statement: ClientStatement = { name: message.statement, sql: message.sql, paramTypes: message.paramTypes, inferred: undefined, route };
+        const key = statementKey(message.sql, message.paramTypes);
+        const statement: ClientStatement = { name: message.statement, sql: message.sql, paramTypes: message.paramTypes, inferred: undefined, route, key };
         this.registry.set(statement);
         this.routes.push(route);
         const infer = message.statement !== '' && (message.paramTypes.length < maxParameter(message.sql) || message.paramTypes.includes(0));
         return void this.ops.push({ op: 'parse', frame, statement, infer });
       }
-      case 'Bind': {
-        const statement = this.lookup(message.statement);
-        this.routes.push(statement.route);
-        if (this.executionRoute) this.executions.push(this.executionRoute(statement, message));
-        return void this.ops.push({ op: 'bind', frame, statement, message });
-      }
+      case 'Bind':
+        throw PgEdgeErrors.protocol('malformed Bind');
       case 'Describe':
         if (message.kind === 'P') return void this.ops.push({ op: 'forward', frame, expect: 'describe_portal' });
         return void this.ops.push({ op: 'describe_statement', statement: this.lookup(message.name) });
@@ -218,11 +219,13 @@ export class BatchPlan {
     const payload = frame.payload;
     if (code === FrontendCode.Bind) {
       const portalEnd = payload.indexOf(0);
-      if (portalEnd < 0 || payload[portalEnd + 1] !== 0) return false; // a named statement: decode to re-encode
-      const statement = this.lookup('');
+      const statementEnd = portalEnd < 0 ? -1 : payload.indexOf(0, portalEnd + 1);
+      if (statementEnd < 0) return false;
+      const statement = this.lookup(statementEnd === portalEnd + 1 ? '' : payload.toString('utf8', portalEnd + 1, statementEnd));
       this.routes.push(statement.route);
       if (this.executionRoute) this.executions.push(this.executionRoute(statement, decodeFrontendMessage(frame) as Bind));
-      this.ops.push({ op: 'bind', frame, statement, message: undefined });
+      const header = frame.bytes.length - payload.length;
+      this.ops.push({ op: 'bind', frame, statement, at: header + portalEnd + 1, end: header + statementEnd });
       return true;
     }
     if (code === FrontendCode.Describe && payload[0] === 0x50 /* 'P' */) {
@@ -251,24 +254,39 @@ export class BatchPlan {
     switch (op.op) {
       case 'parse': {
         const statement = op.statement;
-        out.add(statement.name === '' ? op.frame.bytes : encodeFrontendMessages({ type: 'Parse', statement: '', sql: statement.sql, paramTypes: statement.paramTypes }));
-        conn.unnamedHolds = statement;
-        expect.push({ kind: 'parse', forward: true, undo: () => this.registry.remove(statement) });
+        if (statement.name === '') {
+          out.add(op.frame.bytes);
+          conn.unnamedHolds = statement;
+          return void expect.push({ kind: 'parse', forward: true, undo: () => this.registry.remove(statement) });
+        }
+        // A named statement is prepared on the connection under its backend name, or found there
+        // already (another client's): then an empty Parse of the unnamed statement answers the client.
+        const statements = conn.statements;
+        let name = statements.use(statement.key);
+        if (name === undefined) {
+          name = prepareOnBackend(statement, conn, out, expect, true, () => this.registry.remove(statement));
+        } else {
+          out.add(EMPTY_PARSE);
+          conn.unnamedHolds = undefined;
+          expect.push({ kind: 'parse', forward: true, undo: () => this.registry.remove(statement) });
+        }
         if (op.infer) {
-          out.add(DESCRIBE_UNNAMED);
+          out.add(describeStatement(name));
           expect.push({ kind: 'describe_statement', forward: false, statement });
         }
         return;
       }
-      case 'bind':
-        ensurePrepared(op.statement, conn, out, expect);
-        out.add(op.message === undefined ? op.frame.bytes : encodeFrontendMessages({ ...op.message, statement: '' }));
-        return void expect.push({ kind: 'bind', forward: true });
+      case 'bind': {
+        const name = ensurePrepared(op.statement, conn, out, expect);
+        const bytes = op.frame.bytes;
+        out.add(op.end - op.at === Buffer.byteLength(name) && bytes.toString('utf8', op.at, op.end) === name ? bytes : bindTo(bytes, op.at, op.end, name));
+        return void expect.push(FORWARDED.bind);
+      }
       case 'describe_statement':
-        ensurePrepared(op.statement, conn, out, expect);
-        out.add(DESCRIBE_UNNAMED);
+        out.add(describeStatement(ensurePrepared(op.statement, conn, out, expect)));
         return void expect.push({ kind: 'describe_statement', forward: true, statement: op.statement });
       case 'close_statement': {
+        // the backend statement stays for the connection's other clients: only the unnamed one is closed
         out.add(CLOSE_UNNAMED);
         conn.unnamedHolds = undefined;
         const statement = op.statement;
@@ -285,12 +303,42 @@ export class BatchPlan {
   }
 }
 
-/** Re-prepares a session statement in the connection's unnamed statement when it holds another. */
-function ensurePrepared(statement: ClientStatement, conn: PgBackendConnection, out: SliceWriter, expect: Expectation[]): void {
-  if (conn.unnamedHolds === statement) return;
+/**
+ * The backend statement a session statement runs as on `conn`: a named one is prepared once per
+ * connection and shared by every client with the same text and parameter types; the unnamed one is
+ * re-prepared in the connection's unnamed statement when that holds another.
+ */
+function ensurePrepared(statement: ClientStatement, conn: PgBackendConnection, out: SliceWriter, expect: Expectation[]): string {
+  if (statement.name !== '') return conn.statements.use(statement.key) ?? prepareOnBackend(statement, conn, out, expect, false);
+  if (conn.unnamedHolds === statement) return '';
   out.add(encodeFrontendMessages({ type: 'Parse', statement: '', sql: statement.sql, paramTypes: statement.inferred ?? statement.paramTypes }));
   expect.push({ kind: 'parse', forward: false });
   conn.unnamedHolds = statement;
+  return '';
+}
+
+/** Parses `statement` as a new backend statement of `conn` (closing the least recently used one when the connection holds its bound). */
+function prepareOnBackend(statement: ClientStatement, conn: PgBackendConnection, out: SliceWriter, expect: Expectation[], forward: boolean, undo?: () => void): string {
+  const statements = conn.statements;
+  const { name, close } = statements.add(statement.key);
+  for (const evicted of close) {
+    out.add(closeStatement(evicted));
+    expect.push({ kind: 'close', forward: false, undo: () => statements.orphan(evicted) });
+  }
+  out.add(encodeFrontendMessages({ type: 'Parse', statement: name, sql: statement.sql, paramTypes: statement.paramTypes }));
+  expect.push({
+    kind: 'parse',
+    forward,
+    undo: () => {
+      statements.forget(statement.key, name);
+      undo?.();
+    },
+  });
+  return name;
+}
+
+function describeStatement(name: string): Buffer {
+  return name === '' ? DESCRIBE_UNNAMED : encodeFrontendMessages({ type: 'Describe', kind: 'S', name });
 }
 
 /** An Execute's row limit (0: all rows), read after its portal name. */

@@ -3,6 +3,7 @@
 // max_result_bytes), COPY streamed both ways, every type's bytes forwarded as the backend sent them.
 import { BackendCode as BackendCodeExport, isSupportedType, type Frame } from '@dbproxy/protocol-pg';
 import { PgEdgeErrors } from '../errors';
+import type { ResultBudget } from './result-budget';
 import { SliceWriter } from './slice-writer';
 import type { Expectation } from './statements';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
@@ -24,6 +25,8 @@ export interface RelayHooks {
 export interface RelayLimits {
   readonly maxRows: number;
   readonly maxBytes: number;
+  /** Shared by every session of the process (max_buffered_result_bytes). */
+  readonly budget: ResultBudget;
 }
 
 const VOID_OID = 2278;
@@ -39,6 +42,8 @@ export class ResponseRelay {
   readonly out = new SliceWriter();
   private readonly rows = new SliceWriter();
   private rowCount = 0;
+  /** Bytes of `rows` taken from the process-wide budget. */
+  private budgeted = 0;
   private readonly expect: Expectation[] = [];
   private head = 0;
   /** Set while draining after a failure: nothing more reaches the client until ReadyForQuery. */
@@ -81,7 +86,7 @@ export class ResponseRelay {
   reset(): void {
     this.expect.length = 0;
     this.head = 0;
-    this.rows.clear();
+    this.clearRows();
     this.rowCount = 0;
     this.draining = undefined;
     this.sawParameterStatus = false;
@@ -100,12 +105,31 @@ export class ResponseRelay {
   /** Drops held rows and starts discarding until ReadyForQuery. */
   drain(error: Error): void {
     this.draining = error;
-    this.rows.clear();
+    this.clearRows();
     this.rowCount = 0;
+  }
+
+  /** Held rows leave (sent or dropped): their bytes go back to the process-wide budget. */
+  private clearRows(): void {
+    this.rows.clear();
+    this.giveBack();
+  }
+
+  private sendRows(): void {
+    this.out.append(this.rows);
+    this.giveBack();
+  }
+
+  private giveBack(): void {
+    if (this.budgeted === 0) return;
+    this.limits.budget.give(this.budgeted);
+    this.budgeted = 0;
   }
 
   onFrame(frame: Frame): void {
     const code = frame.code;
+    const expected = this.expect[this.head];
+    if (expected !== undefined && expected.kind === 'setup') return this.onSetupFrame(code, frame);
     if (code === BackendCode.DataRow) return this.onRow(frame);
     if (this.copyingOut && (code === BackendCode.CopyData || code === BackendCode.CopyDone)) return void (this.draining || this.out.add(frame.bytes));
     if (code === BackendCode.ReadyForQuery) return this.onReady(frame);
@@ -116,7 +140,7 @@ export class ResponseRelay {
       case BackendCode.EmptyQueryResponse:
       case BackendCode.PortalSuspended:
         this.endCopy();
-        this.out.append(this.rows);
+        this.sendRows();
         this.rowCount = 0;
         this.out.add(frame.bytes);
         if (this.current()?.kind === 'execute') {
@@ -161,6 +185,16 @@ export class ResponseRelay {
     this.hooks.copyIn();
   }
 
+  /** The answers to the session's settings (set_config / RESET before its unit) are the proxy's own: none reaches the client. */
+  private onSetupFrame(code: number, frame: Frame): void {
+    if (code === BackendCode.ErrorResponse) {
+      return this.hooks.fail(PgEdgeErrors.settingsNotApplied(`${sqlStateField(frame.payload) ?? ''} ${errorText(frame.payload)}`.trim()), true);
+    }
+    if (code !== BackendCode.ReadyForQuery) return;
+    this.head++;
+    if (this.head === this.expect.length) this.hooks.drained();
+  }
+
   private current(): Expectation | undefined {
     return this.head < this.expect.length ? this.expect[this.head] : undefined;
   }
@@ -180,9 +214,13 @@ export class ResponseRelay {
     if (this.draining) return;
     this.rowCount++;
     if (this.rowCount > this.limits.maxRows) return this.hooks.fail(PgEdgeErrors.resultTooLarge('max_result_rows', this.limits.maxRows), false);
-    if (this.rows.length + frame.bytes.length > this.limits.maxBytes) {
+    const size = frame.bytes.length;
+    if (this.rows.length + size > this.limits.maxBytes) {
       return this.hooks.fail(PgEdgeErrors.resultTooLarge('max_result_bytes', this.limits.maxBytes), false);
     }
+    const budget = this.limits.budget;
+    if (!budget.take(size)) return this.hooks.fail(PgEdgeErrors.resultBuffersFull(budget.limit), false);
+    this.budgeted += size;
     this.rows.add(frame.bytes);
   }
 
@@ -192,7 +230,7 @@ export class ResponseRelay {
     let current = this.current();
     if (!current?.replaceError) this.sqlState ??= sqlStateField(frame.payload);
     if (!this.draining) {
-      this.out.append(this.rows);
+      this.sendRows();
       this.rowCount = 0;
       this.out.add(current?.replaceError ?? frame.bytes);
     }
@@ -211,7 +249,7 @@ export class ResponseRelay {
     // ReadyForQuery answers the unit's Sync (or Query): whatever was still expected before it was skipped.
     this.head = this.expect.length;
     if (!this.draining) {
-      this.out.append(this.rows);
+      this.sendRows();
       this.out.add(frame.bytes);
     }
     this.rowCount = 0;
@@ -230,20 +268,25 @@ export class ResponseRelay {
   }
 }
 
+/** The `C` (SQLSTATE) field of an ErrorResponse, read in place. */
+function sqlStateField(payload: Buffer): string | undefined {
+  return errorField(payload, 0x43 /* 'C' */);
+}
+
+function errorText(payload: Buffer): string {
+  return errorField(payload, 0x4d /* 'M' */) ?? '';
+}
+
 /** One field of an ErrorResponse (`C` SQLSTATE, `V` non-localized severity...), read in place. */
 function errorField(payload: Buffer, field: number): string | undefined {
   let at = 0;
   while (at < payload.length && payload[at] !== 0) {
     const end = payload.indexOf(0, at + 1);
     if (end < 0) return undefined;
-    if (payload[at] === field) return payload.toString('latin1', at + 1, end);
+    if (payload[at] === field) return payload.toString(field === 0x43 ? 'latin1' : 'utf8', at + 1, end);
     at = end + 1;
   }
   return undefined;
-}
-
-function sqlStateField(payload: Buffer): string | undefined {
-  return errorField(payload, 0x43 /* 'C' */);
 }
 
 /** FATAL or PANIC: the backend closes the connection after it (`V` since 9.6, else the localized `S`). */

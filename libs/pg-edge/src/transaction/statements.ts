@@ -11,10 +11,12 @@ export interface ClientStatement {
   /** Types the backend inferred (ParameterDescription), used when re-preparing elsewhere. */
   inferred: readonly number[] | undefined;
   readonly route: SqlRoute;
+  /** Text and parameter types: the name of its backend statement on each pooled connection is found by this (BackendStatements). */
+  readonly key: string;
 }
 
 /** Expected answers to what was sent to the backend, in order. */
-export type ExpectKind = 'parse' | 'bind' | 'describe_statement' | 'describe_portal' | 'execute' | 'close' | 'sync' | 'query';
+export type ExpectKind = 'parse' | 'bind' | 'describe_statement' | 'describe_portal' | 'execute' | 'close' | 'sync' | 'query' | 'setup';
 
 export interface Expectation {
   readonly kind: ExpectKind;

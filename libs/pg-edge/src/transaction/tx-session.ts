@@ -7,6 +7,7 @@ import {
   BackendCode as BackendCodeExport,
   decodeBackendMessage,
   encodeBackendMessages,
+  encodeFrontendMessages,
   FrontendCode as FrontendCodeExport,
   type Frame,
 } from '@dbproxy/protocol-pg';
@@ -20,13 +21,14 @@ import { BackendReportedError, PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
 import { descriptorOf, StateMachine } from '@dbproxy/runtime';
-import type { BackendConsumer } from './backend-connection';
+import type { BackendConsumer, PgBackendConnection } from './backend-connection';
 import type { PgLease } from './backend-pools';
 import { BatchPlan, emitQuery, emitRefusal, readyForQuery, refusalBytes } from './batch-plan';
 import type { ClientInbox, InboxHandler } from './client-inbox';
 import { statementRoutes } from './multi-statement';
 import { ResponseRelay, type RelayHooks } from './response-relay';
 import { SliceWriter } from './slice-writer';
+import { settingsChange } from './startup-parameters';
 import { StatementRegistry, type Expectation } from './statements';
 import type { DeadlineWatched, TxShared } from './tx-shared';
 import { decideUnit } from './unit-route';
@@ -40,6 +42,7 @@ const FrontendCode = FrontendCodeExport;
 const IDLE = 0x49; // 'I'
 const IN_TRANSACTION = 0x54; // 'T'
 const MAX_PENDING_FRAMES = 4096;
+const SETUP: Expectation = Object.freeze({ kind: 'setup', forward: false });
 
 type Emit = (out: SliceWriter, expect: Expectation[]) => void;
 interface Flags {
@@ -47,6 +50,8 @@ interface Flags {
   write: boolean;
   /** The unit was not a replica-safe read: it may have left state (a sequence's currval, a temp table...) that DISCARD ALL must clear. */
   stateful: boolean;
+  /** A DEALLOCATE or DISCARD ran: the connection's shared backend statements may be gone. */
+  dropsStatements: boolean;
 }
 
 export class TransactionSession implements RelayHooks, DeadlineWatched {
@@ -62,7 +67,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private lease: PgLease | undefined;
   private held: 'transaction' | 'pinned' | undefined;
   private lastStatus = IDLE;
-  private readonly flags: Flags = { pin: false, write: false, stateful: false };
+  private readonly flags: Flags = { pin: false, write: false, stateful: false, dropsStatements: false };
   /** The open transaction wrote: its end (COMMIT) opens the read-after-write window, when the write becomes visible. */
   private wroteInTransaction = false;
   /** A refused batch whose Sync has not arrived: the answer waits for it. */
@@ -101,6 +106,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     private readonly shared: TxShared,
     private readonly shard: string,
     user: string,
+    /** Tracked startup settings (interned: compared by identity with a pooled connection's). */
+    private readonly settings: ReadonlyMap<string, string> = new Map(),
   ) {
     const pg = epoch.config.postgres;
     this.spans = new UnitSpan(edge.tracer, { 'db.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard });
@@ -109,7 +116,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router), this.sharded?.executionRoute);
     this.routeCounters = routeCounters(edge.metrics, listener);
     this.clientFd = client instanceof TLSSocket ? -1 : descriptorOf(client);
-    this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes }, this);
+    this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes, budget: shared.resultBudget }, this);
     this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
     this.key = edge.cancelKeys.issue(() => this.cancelRequested());
   }
@@ -262,6 +269,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.flags.write ||= decision.write;
     // a unit without statements (a Sync alone, the rest of a batch after Flush) changes nothing itself
     this.flags.stateful ||= routes.length > 0 && !decision.pipelinable;
+    if (decision.pin) this.flags.dropsStatements ||= routes.some(dropsStatements);
     if (this.lease) {
       this.routeCounters.held.inc();
       if (this.held) this.spans.onHeld(this.held);
@@ -355,7 +363,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private onAcquireFailed(name: string, err: unknown, synced: boolean, fromPlan: boolean): void {
     if (!this.machine.is('running')) return;
     this.edge.metrics.routingFailures.inc({ reason: 'acquire' });
-    this.flags.pin = this.flags.write = this.flags.stateful = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = this.flags.dropsStatements = false;
     this.machine.transition('running', 'idle', 'acquire failed');
     const cancelled = this.cancelWhileWaiting;
     this.cancelWhileWaiting = false;
@@ -370,11 +378,22 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.relay.pending === 0) this.relay.reset();
     conn.attach(this.backendSide);
     if (conn.shared) conn.holdWrites();
+    if (conn.settings !== this.settings) this.applySettings(conn);
     emit(this.toBackend, this.relay.expectations);
     this.toBackend.flush(conn.stream, conn.fd);
     this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
     this.shared.running.add(this);
     if (this.relay.pending === 0) this.drained();
+  }
+
+  /** The connection takes the session's startup settings before its statements (its answers are swallowed by the relay). */
+  private applySettings(conn: PgBackendConnection): void {
+    const change = settingsChange(conn.settings, this.settings);
+    conn.settings = this.settings;
+    if (change === undefined) return;
+    this.toBackend.add(encodeFrontendMessages({ type: 'Query', sql: change }));
+    this.relay.expectations.push(SETUP);
+    conn.expectExtraReady(this.backendSide);
   }
 
   /** A refusal without running anything; in a held transaction the backend must fail too, so it aborts as PostgreSQL would. */
@@ -407,6 +426,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     conn.noteStatus(status);
     this.shared.running.delete(this);
     if (this.relay.sawParameterStatus || this.flags.stateful) conn.dirty = true;
+    if (this.flags.dropsStatements) {
+      conn.statements.clear();
+      conn.unnamedHolds = undefined;
+    }
     const failure = this.relay.draining;
     if (failure && status === IN_TRANSACTION) return this.abortOnBackend(failure);
     this.spans.end(failure, this.relay.sqlState);
@@ -433,7 +456,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (next) lease.connection.dirty = true;
     const ended = this.held !== undefined && next === undefined;
     this.held = next;
-    this.flags.pin = this.flags.write = this.flags.stateful = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = this.flags.dropsStatements = false;
     if (!next) {
       this.lease = undefined;
       this.shared.pools.release(lease, true, undefined, this.backendSide);
@@ -475,7 +498,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       this.refusalSent = true;
     }
     this.relay.reset();
-    this.flags.pin = this.flags.write = this.flags.stateful = false;
+    this.flags.pin = this.flags.write = this.flags.stateful = this.flags.dropsStatements = false;
     this.spans.end(error);
     this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
     this.flushClient();
@@ -572,6 +595,12 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (!this.client.destroyed) this.client.end();
     setTimeout(() => this.client.destroy(), 1000).unref();
   }
+}
+
+/** DEALLOCATE and DISCARD (which pin the session) may drop statements the connection prepared for its clients. */
+function dropsStatements(route: SqlRoute): boolean {
+  const command = route.classification.command;
+  return command === 'deallocate' || command === 'discard';
 }
 
 /** A real CancelRequest with the backend's key; the connection is never lent again. */

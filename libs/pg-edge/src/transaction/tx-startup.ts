@@ -2,7 +2,7 @@
 // shard key, frontend authentication against [[users]], then the greeting a PostgreSQL server gives.
 import type { Socket } from 'node:net';
 import type { DeepReadonly, UserConfig } from '@dbproxy/config';
-import { encodeBackendMessages, type BackendMessage, type StartupMessage } from '@dbproxy/protocol-pg';
+import { encodeBackendMessages, pgError, type BackendMessage, type StartupMessage } from '@dbproxy/protocol-pg';
 import { errorMessage } from '@dbproxy/util';
 import { LOGIN_DEADLINE_MS, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
@@ -11,25 +11,10 @@ import { handleCancel, refuse } from '../session-common';
 import { ClientInbox } from './client-inbox';
 import { StatementSharding } from './sharding/statement-sharding';
 import { authenticateClient } from './frontend-auth';
+import { SettingRefused } from './session-settings';
+import { startupSettings, type RequestedSettings } from './startup-parameters';
 import { TransactionSession } from './tx-session';
 import type { TxShared } from './tx-shared';
-
-const ACCEPTED_ENCODINGS = new Set(['utf8', 'utf-8', 'unicode', 'sql_ascii']);
-/** Startup parameters transaction mode honours (or that change nothing a shared connection would carry). */
-const HARMLESS = new Set(['user', 'database', 'application_name', 'fallback_application_name']);
-
-function unsupportedParameter(message: StartupMessage): Error | undefined {
-  for (const [name, value] of message.parameters) {
-    const key = name.toLowerCase();
-    if (HARMLESS.has(key)) continue;
-    if (key === 'client_encoding' && ACCEPTED_ENCODINGS.has(value.toLowerCase())) continue;
-    if (key === 'datestyle' && /^\s*iso\b/i.test(value)) continue;
-    if (key === 'extra_float_digits' && /^\s*[1-3]\s*$/.test(value)) continue;
-    if (key === 'options' && value.trim() === '') continue;
-    return PgEdgeErrors.startupParameter(name, value.slice(0, 64));
-  }
-  return undefined;
-}
 
 export async function startTransactionSession(
   client: Socket,
@@ -65,16 +50,24 @@ export async function startTransactionSession(
   }
   const problem = admissionProblem(user as DeepReadonly<UserConfig>, resolution.shard, startup, epoch);
   if (problem) return reject(problem, 'startup_parameters');
+  const requested = startupSettings(startup, epoch.config.postgres.ignore_startup_parameters);
+  if (!requested.ok) return reject(requested.error, 'startup_parameters');
   let parameters: ReadonlyMap<string, string>;
+  let settings: ReadonlyMap<string, string>;
   try {
     parameters = await shared.parameters(epoch, resolution.shard);
+    settings = await shared.settings.resolve(epoch, resolution.shard, requested.settings);
   } catch (err) {
+    if (err instanceof SettingRefused) {
+      edge.metrics.startupRejections.inc({ reason: 'startup_parameters' });
+      return refuse(socket, pgError({ severity: 'FATAL', code: err.sqlState, message: err.message }));
+    }
     edge.logger.warn({ shard: resolution.shard, err: errorMessage(err) }, 'no backend to read server parameters from');
     return reject(err instanceof Error ? err : new Error(String(err)), 'no_backend');
   }
-  const session = new TransactionSession(socket, inbox, listener, edge, epoch, shared, resolution.shard, userName);
+  const session = new TransactionSession(socket, inbox, listener, edge, epoch, shared, resolution.shard, userName, settings);
   track(session);
-  socket.write(greeting(parameters, startup, session.key));
+  socket.write(greeting(parameters, settings, session.key));
   session.start();
 }
 
@@ -85,17 +78,18 @@ function admissionProblem(user: DeepReadonly<UserConfig>, shard: string, startup
   const served = epoch.directory.databaseOf(shard) ?? '';
   const database = startup.parameters.get('database') ?? user.name;
   if (database !== served) return PgEdgeErrors.databaseMismatch(database, shard, served);
-  return unsupportedParameter(startup);
+  return undefined;
 }
 
-function greeting(parameters: ReadonlyMap<string, string>, startup: StartupMessage, key: { processId: number; secretKey: number }): Buffer {
+/** The server's ParameterStatus set, with the values the session's own settings give them (as SHOW reports them). */
+function greeting(parameters: ReadonlyMap<string, string>, settings: RequestedSettings, key: { processId: number; secretKey: number }): Buffer {
   const messages: BackendMessage[] = [{ type: 'AuthenticationOk' }];
   for (const [name, value] of parameters) {
     if (name === 'application_name' || name === 'client_encoding') continue;
-    messages.push({ type: 'ParameterStatus', name, value });
+    messages.push({ type: 'ParameterStatus', name, value: settings.get(name) ?? value });
   }
-  messages.push({ type: 'ParameterStatus', name: 'client_encoding', value: 'UTF8' });
-  messages.push({ type: 'ParameterStatus', name: 'application_name', value: startup.parameters.get('application_name') ?? '' });
+  messages.push({ type: 'ParameterStatus', name: 'client_encoding', value: settings.get('client_encoding') ?? 'UTF8' });
+  messages.push({ type: 'ParameterStatus', name: 'application_name', value: settings.get('application_name') ?? '' });
   messages.push({ type: 'BackendKeyData', processId: key.processId, secretKey: key.secretKey });
   messages.push({ type: 'ReadyForQuery', status: 'I' });
   return encodeBackendMessages(...messages);
