@@ -1,0 +1,214 @@
+// A keyless read of a sharded table under multi_shard = "all_shards": the statement runs on every
+// shard at once (a replica of each where one is usable, as any read), each response is collected,
+// and the client gets one result set: the first shard's column definitions, the rows of every
+// shard in shard order, one terminator, sequence ids renumbered. Only plain concatenable reads get
+// here (shard-target.ts refuses ORDER BY, LIMIT, GROUP BY, aggregates, DISTINCT...).
+import type { Lease } from '@dbproxy/pool';
+import { Capability, Command, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
+import { DbproxyError } from '@dbproxy/util';
+import { Mode, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';
+import type { EdgeContext } from '../edge-context';
+import type { EdgeEpoch } from '../epoch';
+import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
+import { initDbPacket } from '../session/command-packets';
+
+export interface EveryShard {
+  readonly kind: 'all';
+  readonly shards: readonly string[];
+}
+
+/** What the read needs from its session. */
+export interface EveryShardOwner {
+  readonly edge: EdgeContext;
+  readonly epoch: EdgeEpoch;
+  readonly profile: number;
+  readonly schema: string | null;
+  readonly charsetKey: string;
+  readonly listener: 'read_write' | 'read_only';
+  readonly closed: boolean;
+  charsetStatement(): string;
+  readAfterWrite(shard: string): boolean;
+  /** The reply: one result set, or an ERR. */
+  send(bytes: Buffer): void;
+  sendError(err: MysqlError, seq: number): void;
+  commandDone(fatal: boolean): void;
+}
+
+const TAG_SETUP = 1;
+const TAG_MAIN = 2;
+
+/** One shard's part: a pooled connection that runs the statement and keeps its response bytes. */
+class ShardPart implements ResponseSink {
+  private readonly chunks: Buffer[] = [];
+  bytes = 0;
+  private setups = 0;
+  private resolve: (outcome: Buffer | DbproxyError | MysqlError) => void = () => undefined;
+  readonly done: Promise<Buffer | DbproxyError | MysqlError>;
+
+  constructor(
+    readonly lease: Lease<BackendConnection>,
+    private readonly limit: number,
+  ) {
+    this.done = new Promise((r) => (this.resolve = r));
+  }
+
+  run(owner: EveryShardOwner, query: Buffer): void {
+    const conn = this.lease.connection;
+    conn.attach(this, 'lend');
+    const parts: Buffer[] = [];
+    if (owner.schema !== null && conn.schema !== owner.schema) {
+      parts.push(initDbPacket(owner.schema));
+      conn.expect(Command.InitDb, Mode.Swallow, TAG_SETUP, this);
+      conn.schema = owner.schema;
+      this.setups++;
+    }
+    if (conn.charsetKey !== owner.charsetKey) {
+      parts.push(queryPacket(owner.charsetStatement()));
+      conn.expect(Command.Query, Mode.Swallow, TAG_SETUP, this);
+      conn.charsetKey = owner.charsetKey;
+      this.setups++;
+    }
+    parts.push(query);
+    conn.expect(Command.Query, Mode.Forward, TAG_MAIN, this, 0, 0);
+    conn.writev(parts);
+  }
+
+  deliver(slices: Buffer[]): void {
+    for (const slice of slices) {
+      this.bytes += slice.length;
+      this.chunks.push(Buffer.from(slice));
+    }
+    if (this.bytes > this.limit) this.resolve(MysqlEdgeErrors.resultTooLarge(this.limit));
+  }
+
+  responseEnd(tag: number, summary: ResponseSummary): void {
+    const err = summary.err;
+    if (tag === TAG_SETUP) {
+      this.setups--;
+      if (err) this.resolve({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message });
+      return;
+    }
+    if (err) return this.resolve({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message });
+    this.resolve(Buffer.concat(this.chunks));
+  }
+
+  connectionFailed(err: DbproxyError): void {
+    this.resolve(err);
+  }
+
+  release(ok: boolean): void {
+    const conn = this.lease.connection;
+    conn.detach(this, ok ? 'released' : 'failed');
+    if (!ok) conn.close('every-shard-read-failed');
+    this.lease.pool.release(this.lease, ok ? { reusable: true } : { reusable: false, reason: 'every-shard-read-failed' });
+  }
+}
+
+/** A pooled connection to the shard's replica (or its primary: read-after-write, no usable replica). */
+async function leaseFor(owner: EveryShardOwner, shard: string): Promise<Lease<BackendConnection>> {
+  const e = owner.epoch;
+  const edge = owner.edge;
+  const role = owner.listener === 'read_write' && owner.readAfterWrite(shard) ? 'primary' : 'replica';
+  const fallback = e.fallbackToPrimary && owner.listener === 'read_write';
+  const pressure = (backend: string): number => edge.pools.pressure(backend, owner.profile);
+  const backend = e.directory.choose(shard, role, fallback, pressure, edge.clock.now);
+  if (backend === undefined) throw e.directory.unusable(shard, role, fallback, edge.clock.now);
+  const pool = edge.pools.pool(backend.name, owner.profile);
+  if (pool === undefined) throw MysqlEdgeErrors.noBackend(role, shard, `backend "${backend.name}" is not in configuration epoch ${e.epoch}`);
+  edge.queries.count('all_shards', backend.role === 'replica' ? 'replica' : 'primary', backend.name);
+  return pool.tryAcquire() ?? (await pool.acquire({ reserved: false }));
+}
+
+/** Runs the read on every shard and answers the client once all have answered (or one failed). */
+export async function runEveryShard(owner: EveryShardOwner, packet: MysqlPacket, shards: readonly string[], replySeq: number): Promise<void> {
+  const limit = owner.epoch.config.mysql.max_result_bytes;
+  const settled = await Promise.allSettled(shards.map((shard) => leaseFor(owner, shard)));
+  const parts: ShardPart[] = [];
+  let failure: unknown = null;
+  for (const s of settled) {
+    if (s.status === 'fulfilled') parts.push(new ShardPart(s.value, limit));
+    else failure ??= s.reason;
+  }
+  let outcomes: (Buffer | DbproxyError | MysqlError)[] = [];
+  if (failure === null && !owner.closed) {
+    for (const part of parts) part.run(owner, packet.wire);
+    outcomes = await Promise.all(parts.map((p) => p.done));
+  }
+  const deprecateEof = parts.length > 0 && hasFlag((parts[0] as ShardPart).lease.connection.capabilities, Capability.DeprecateEof);
+  const responses = outcomes.filter((o): o is Buffer => Buffer.isBuffer(o));
+  const failed = outcomes.find((o) => !Buffer.isBuffer(o));
+  for (const part of parts) part.release(failure === null && failed === undefined);
+  if (owner.closed) return;
+  failure ??= failed ?? null;
+  if (failure !== null) {
+    const wire = failure instanceof DbproxyError || !('code' in (failure as object)) ? toMysqlError(failure) : (failure as MysqlError);
+    owner.sendError(wire, replySeq);
+    return owner.commandDone(false);
+  }
+  const merged = concatenate(responses, deprecateEof, replySeq);
+  if (merged instanceof DbproxyError) owner.sendError(toMysqlError(merged), replySeq);
+  else owner.send(merged);
+  owner.commandDone(false);
+}
+
+/** Frames of one response: [start, end) of each packet (header included). */
+function framesOf(response: Buffer): [number, number][] {
+  const frames: [number, number][] = [];
+  let at = 0;
+  while (at + 4 <= response.length) {
+    const end = at + 4 + response.readUIntLE(at, 3);
+    frames.push([at, end]);
+    at = end;
+  }
+  return frames;
+}
+
+interface ResultParts {
+  readonly head: [number, number][];
+  readonly rows: [number, number][];
+  readonly tail: [number, number];
+  readonly columns: number;
+}
+
+function lengthEncoded(b: Buffer, at: number): number {
+  const first = b[at] as number;
+  if (first < 0xfb) return first;
+  if (first === 0xfc) return b.readUInt16LE(at + 1);
+  if (first === 0xfd) return b.readUIntLE(at + 1, 3);
+  return Number(b.readBigUInt64LE(at + 1));
+}
+
+/** Splits a text result set into column count + definitions (+ EOF), rows, terminator. */
+function splitResult(response: Buffer, deprecateEof: boolean): ResultParts | null {
+  const frames = framesOf(response);
+  const first = frames[0];
+  if (first === undefined || response[first[0] + 4] === 0x00 || response[first[0] + 4] === 0xff) return null;
+  const columns = lengthEncoded(response, first[0] + 4);
+  const headCount = 1 + columns + (deprecateEof ? 0 : 1);
+  const last = frames[frames.length - 1] as [number, number];
+  if (frames.length < headCount + 1 || response[last[0] + 4] !== 0xfe) return null;
+  return { head: frames.slice(0, headCount), rows: frames.slice(headCount, frames.length - 1), tail: last, columns };
+}
+
+function concatenate(responses: readonly Buffer[], deprecateEof: boolean, replySeq: number): Buffer | DbproxyError {
+  const split = responses.map((r) => splitResult(r, deprecateEof));
+  const base = split[0];
+  if (base === undefined || base === null || split.some((s) => s === null || s.columns !== base.columns)) {
+    return MysqlEdgeErrors.backendProtocol('every shard', 'the shards answered with different result shapes');
+  }
+  const pieces: Buffer[] = [];
+  const take = (response: Buffer, [start, end]: [number, number]) => pieces.push(response.subarray(start, end));
+  const first = responses[0] as Buffer;
+  for (const frame of base.head) take(first, frame);
+  split.forEach((parts, i) => {
+    for (const frame of (parts as ResultParts).rows) take(responses[i] as Buffer, frame);
+  });
+  take(responses[responses.length - 1] as Buffer, (split[split.length - 1] as ResultParts).tail);
+  const out = Buffer.concat(pieces);
+  let seq = replySeq;
+  for (const [start] of framesOf(out)) {
+    out[start + 3] = seq;
+    seq = (seq + 1) & 0xff;
+  }
+  return out;
+}
