@@ -18,7 +18,8 @@ const SHARDS: readonly Shard[] = ['s0', 's1'];
 const hash = createShardMap({ kind: 'hash', shards: ['s0', 's1'] });
 const range = createShardMap({ kind: 'range', ranges: [{ to: 0n, shard: 's0' }, { from: 0n, shard: 's1' }] });
 
-const SHARDING = `read_after_write_seconds = 0
+const SHARDING = `read_after_write_seconds = 3
+pool_max_per_backend = 16
 [mysql.sharding]
 enabled = true
 default_shard = "s0"
@@ -36,6 +37,10 @@ table = "events"
 column = "k"
 map = { kind = "range", ranges = [{ to = 0, shard = "s0" }, { from = 0, shard = "s1" }] }
 [[mysql.sharding.rules]]
+table = "sbtest1"
+column = "id"
+map = { kind = "hash", shards = ["s0", "s1"] }
+[[mysql.sharding.rules]]
 table = "accounts"
 column = "region"
 map = { kind = "value", values = { eu = "s0", us = "s1" } }
@@ -48,7 +53,9 @@ const SCHEMA = [
   'CREATE TABLE shop.events (id INT PRIMARY KEY, k BIGINT NOT NULL)',
   'CREATE TABLE shop.accounts (id INT PRIMARY KEY, region VARCHAR(10) NOT NULL)',
   'CREATE TABLE shop.items (id INT PRIMARY KEY, name VARCHAR(40))',
+  "CREATE TABLE shop.sbtest1 (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k))",
 ];
+const SBTEST_ROWS = 2000;
 
 let servers: Record<Shard, ReplicatedServers<MariaDbServer>>;
 let direct: Record<Shard, Connection>;
@@ -184,6 +191,31 @@ describe('statements routed by shard key', () => {
     expect(err.message).toContain('shard key apac of table accounts maps to no shard');
   });
 
+  it('keeps the read-after-write window per shard', async () => {
+    const c = await edge.connect({ database: 'shop' });
+    const [one, other] = [hash.shardFor(1) as Shard, hash.shardFor(2) as Shard];
+    expect(one).not.toBe(other);
+    await Promise.all(SHARDS.map((shard) => servers[shard].waitForReplicaCatchUp()));
+    const count = (route: string, backend: string) => edge.metric('dbproxy_mysql_queries_total', { route, backend });
+    const before = { raw: await count('read_after_write', `${one}-primary`), replica: await count('replica', `${other}-replica`) };
+    await c.query("UPDATE orders SET note = 'n1' WHERE customer_id = 1");
+    const [mine] = await c.query<RowDataPacket[]>('SELECT note FROM orders WHERE customer_id = 1');
+    expect(mine).toEqual([{ note: 'n1' }]);
+    await c.query('SELECT note FROM orders WHERE customer_id = 2');
+    expect(await count('read_after_write', `${one}-primary`)).toBe(before.raw + 1);
+    expect(await count('replica', `${other}-replica`)).toBe(before.replica + 1);
+    await c.end();
+  });
+
+  it('routes the mariadb CLI statements by key', async () => {
+    const sql = "INSERT INTO orders (id, customer_id, note) VALUES (3100, 31, 'cli'); INSERT INTO orders (id, customer_id, note) VALUES (3200, 32, 'cli'); SELECT note FROM orders WHERE customer_id = 31";
+    const args = ['--ssl=0', '-h127.0.0.1', `-P${edge.rwPort}`, '-uapp', '-papp-secret', '--batch', '--skip-column-names', 'shop', '-e', sql];
+    const { stdout } = await run('mariadb', args, { timeout: 20_000 });
+    expect(stdout.trim()).toBe('cli');
+    expect(await on(hash.shardFor(31) as Shard, 'SELECT id FROM orders WHERE note = "cli"')).toEqual([{ id: 3100 }]);
+    expect(await on(hash.shardFor(32) as Shard, 'SELECT id FROM orders WHERE note = "cli"')).toEqual([{ id: 3200 }]);
+  });
+
   it('sends statements on unsharded tables to the default shard', async () => {
     await client.query("INSERT INTO items VALUES (1, 'widget')");
     expect(await on('s0', 'SELECT name FROM items')).toEqual([{ name: 'widget' }]);
@@ -247,6 +279,13 @@ describe('multi_shard = "all_shards"', () => {
     const args = ['--ssl=0', '-h127.0.0.1', `-P${edge.rwPort}`, '-uapp', '-papp-secret', '--batch', '--skip-column-names', 'shop', '-e', 'SELECT email FROM members'];
     const { stdout } = await run('mariadb', args, { timeout: 20_000 });
     expect(stdout.trim().split('\n').sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com', 'dee@example.com', 'eve@example.com']);
+  });
+
+  it('runs a read whose key is a range on every shard, and refuses a write with one', async () => {
+    const [rows] = await client.query<RowDataPacket[]>('SELECT customer_id FROM orders WHERE customer_id > 6 AND customer_id < 10');
+    expect(rows.map((r) => r['customer_id'] as number).sort()).toEqual([7, 9]);
+    const err = await refused("UPDATE orders SET note = 'r' WHERE customer_id > 6");
+    expect(err.message).toContain('sharded table orders has keys on several shards');
   });
 
   it('refuses ORDER BY, LIMIT, GROUP BY, aggregates and DISTINCT across shards', async () => {
@@ -314,6 +353,25 @@ describe('transactions and sessions', () => {
     const [[one]] = await c.query<RowDataPacket[]>('SELECT 1 AS one');
     expect(one).toEqual({ one: 1 });
     await c.end();
+  });
+});
+
+describe('sysbench', () => {
+  it('runs oltp_point_select over the sharded sbtest1 with 0 errors, reads on both shards', async () => {
+    for (const shard of SHARDS) {
+      const ids = Array.from({ length: SBTEST_ROWS }, (_, i) => i + 1).filter((id) => hash.shardFor(id) === shard);
+      await direct[shard].query(`INSERT INTO sbtest1 (id, k, c, pad) VALUES ${ids.map((id) => `(${id}, ${id % 97}, 'c-${id}', 'pad')`).join(', ')}`);
+      await servers[shard].waitForReplicaCatchUp();
+    }
+    const reads = (shard: Shard) => edge.metric('dbproxy_mysql_queries_total', { shard, route: 'replica' });
+    const before = { s0: await reads('s0'), s1: await reads('s1') };
+    const args = ['oltp_point_select', '--db-driver=mysql', '--mysql-host=127.0.0.1', `--mysql-port=${edge.rwPort}`, '--mysql-user=app', '--mysql-password=app-secret', '--mysql-db=shop', '--tables=1', `--table-size=${SBTEST_ROWS}`, '--threads=4', '--time=3', 'run'];
+    const { stdout } = await run('sysbench', args, { timeout: 60_000 });
+    const queries = Number(/queries:\s+(\d+)/.exec(stdout)?.[1]);
+    expect(Number(/ignored errors:\s+(\d+)/.exec(stdout)?.[1])).toBe(0);
+    expect(queries).toBeGreaterThan(100);
+    expect((await reads('s0')) - before.s0).toBeGreaterThan(queries / 4);
+    expect((await reads('s1')) - before.s1).toBeGreaterThan(queries / 4);
   });
 });
 

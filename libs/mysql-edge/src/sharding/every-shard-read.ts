@@ -40,14 +40,14 @@ const TAG_MAIN = 2;
 /** One shard's part: a pooled connection that runs the statement and keeps its response bytes. */
 class ShardPart implements ResponseSink {
   private readonly chunks: Buffer[] = [];
-  bytes = 0;
   private setups = 0;
   private resolve: (outcome: Buffer | DbproxyError | MysqlError) => void = () => undefined;
   readonly done: Promise<Buffer | DbproxyError | MysqlError>;
 
   constructor(
     readonly lease: Lease<BackendConnection>,
-    private readonly limit: number,
+    /** max_result_bytes, shared by every shard's part: the merged result is bounded like any other. */
+    private readonly budget: { left: number; readonly limit: number },
   ) {
     this.done = new Promise((r) => (this.resolve = r));
   }
@@ -74,11 +74,15 @@ class ShardPart implements ResponseSink {
   }
 
   deliver(slices: Buffer[]): void {
+    if (this.budget.left < 0) return; // already answered: the rest is dropped, the connection closed on release
     for (const slice of slices) {
-      this.bytes += slice.length;
+      this.budget.left -= slice.length;
       this.chunks.push(Buffer.from(slice));
     }
-    if (this.bytes > this.limit) this.resolve(MysqlEdgeErrors.resultTooLarge(this.limit));
+    if (this.budget.left < 0) {
+      this.chunks.length = 0;
+      this.resolve(MysqlEdgeErrors.resultTooLarge(this.budget.limit));
+    }
   }
 
   responseEnd(tag: number, summary: ResponseSummary): void {
@@ -93,6 +97,11 @@ class ShardPart implements ResponseSink {
   }
 
   connectionFailed(err: DbproxyError): void {
+    this.resolve(err);
+  }
+
+  /** query_timeout_seconds passed: the answer is the timeout (the connection is closed on release). */
+  timeout(err: DbproxyError): void {
     this.resolve(err);
   }
 
@@ -122,17 +131,23 @@ async function leaseFor(owner: EveryShardOwner, shard: string): Promise<Lease<Ba
 /** Runs the read on every shard and answers the client once all have answered (or one failed). */
 export async function runEveryShard(owner: EveryShardOwner, packet: MysqlPacket, shards: readonly string[], replySeq: number): Promise<void> {
   const limit = owner.epoch.config.mysql.max_result_bytes;
+  const budget = { left: limit, limit };
   const settled = await Promise.allSettled(shards.map((shard) => leaseFor(owner, shard)));
   const parts: ShardPart[] = [];
   let failure: unknown = null;
   for (const s of settled) {
-    if (s.status === 'fulfilled') parts.push(new ShardPart(s.value, limit));
+    if (s.status === 'fulfilled') parts.push(new ShardPart(s.value, budget));
     else failure ??= s.reason;
   }
   let outcomes: (Buffer | DbproxyError | MysqlError)[] = [];
   if (failure === null && !owner.closed) {
+    const limits = owner.epoch.limits;
+    const timer = setTimeout(() => {
+      for (const part of parts) part.timeout(MysqlEdgeErrors.queryTimeout(Math.round(limits.queryTimeoutMs / 1000)));
+    }, limits.queryTimeoutMs);
     for (const part of parts) part.run(owner, packet.wire);
     outcomes = await Promise.all(parts.map((p) => p.done));
+    clearTimeout(timer);
   }
   const deprecateEof = parts.length > 0 && hasFlag((parts[0] as ShardPart).lease.connection.capabilities, Capability.DeprecateEof);
   const responses = outcomes.filter((o): o is Buffer => Buffer.isBuffer(o));
