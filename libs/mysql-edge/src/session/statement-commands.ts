@@ -35,7 +35,8 @@ function plan(s: ClientSession, route: SqlRoute): PlanResult | EveryShard {
   const e = s.epoch;
   let shard = e.defaultShard;
   let unsharded = route.decision.kind === 'unsharded';
-  if (e.sharding.active) {
+  // without sharding rules a user limited by users.shards still reaches only its shards
+  if (e.sharding.active || (e.sharding.userShards.get(s.user)?.size ?? 0) > 0) {
     const target = shardOnSession(s, route);
     if (!('kind' in target)) return refuse(s, target);
     if (target.kind === 'all') return target;

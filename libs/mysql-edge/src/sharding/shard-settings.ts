@@ -14,7 +14,7 @@ export interface ShardSettings {
   readonly multiShard: 'all_shards' | 'reject';
   /** Lower-case bare names of sharded tables. */
   readonly tables: ReadonlySet<string>;
-  /** users[].shards (empty set: every shard). */
+  /** users[].shards of the users limited to some shards (the others reach every shard). */
   readonly userShards: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
@@ -40,6 +40,6 @@ export function shardSettingsOf(config: DeepReadonly<DbproxyConfig>): ShardSetti
   const rules: ShardRule[] = sharding.enabled ? sharding.rules.map((r) => ({ table: r.table, column: r.column, map: specOf(r.map) })) : [];
   const allShards = [...new Set(rules.flatMap((r) => shardsOf(r.map)))];
   const tables = new Set(rules.map((r) => (r.table.split('.').pop() as string).toLowerCase()));
-  const userShards = new Map(config.users.map((u) => [u.name, new Set(u.shards)]));
+  const userShards = new Map(config.users.filter((u) => u.shards.length > 0).map((u) => [u.name, new Set(u.shards)]));
   return { active: rules.length > 0, rules, allShards, multiShard: sharding.multi_shard, tables, userShards };
 }
