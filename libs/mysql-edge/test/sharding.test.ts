@@ -265,11 +265,16 @@ describe('fail closed', () => {
 });
 
 describe('multi_shard = "all_shards"', () => {
-  it('runs a keyless read on every shard and returns one result set of all rows (query)', async () => {
+  it('runs a keyless read on every shard and returns one result set of all rows (query and execute)', async () => {
     const [rows] = await client.query<RowDataPacket[]>("SELECT id, customer_id FROM orders WHERE note LIKE 'n%'");
     const expected = [...(await on('s0', "SELECT id, customer_id FROM orders WHERE note LIKE 'n%'")), ...(await on('s1', "SELECT id, customer_id FROM orders WHERE note LIKE 'n%'"))];
     expect(expected.length).toBeGreaterThan(2);
     expect(rows).toEqual(expected);
+    // the binary protocol: the statement is prepared on each shard's connection, rows concatenated
+    const [executed] = await client.execute<RowDataPacket[]>('SELECT id, customer_id FROM orders WHERE note LIKE ?', ['n%']);
+    expect(executed).toEqual(expected);
+    const [again] = await client.execute<RowDataPacket[]>('SELECT id, customer_id FROM orders WHERE note LIKE ?', ['n%']);
+    expect(again).toEqual(expected);
     // the session goes on normally after the merged response
     const [[one]] = await client.query<RowDataPacket[]>('SELECT 1 AS one');
     expect(one).toEqual({ one: 1 });

@@ -16,7 +16,7 @@ import { planCommand, planStatement, type Plan, type PlanResult } from './route-
 import { StatementRegistry, type StatementSource } from './statement-registry';
 import type { DbproxyError } from '@dbproxy/util';
 import { refusalReason, shardTarget } from '../sharding/shard-target';
-import { runEveryShard, type EveryShard } from '../sharding/every-shard-read';
+import { runEveryShard, type EveryShard, type EveryShardCommand } from '../sharding/every-shard-read';
 
 export interface PendingPrepare {
   readonly id: number;
@@ -177,7 +177,7 @@ function query(s: ClientSession, p: MysqlPacket): void {
   if (isKill(route.classification.command, route.classification.statementCount, sql)) return killCommand(s, sql, route.classification.statementCount);
   if (deferredTransaction(s, route, sql)) return;
   const planned = plan(s, route);
-  if (isEveryShard(planned)) return readEveryShard(s, p, route, planned.shards);
+  if (isEveryShard(planned)) return readEveryShard(s, { kind: 'query', packet: p }, route, planned.shards);
   if (!isPlan(planned)) return s.fail(planned);
   const ex = s.exchange();
   ex.plan = withOpener(s, planned);
@@ -189,12 +189,12 @@ function query(s: ClientSession, p: MysqlPacket): void {
 }
 
 /** A keyless read under multi_shard = "all_shards": on every shard, rows concatenated (sharding/every-shard-read.ts). */
-function readEveryShard(s: ClientSession, p: MysqlPacket, route: SqlRoute, shards: readonly string[]): void {
+function readEveryShard(s: ClientSession, command: EveryShardCommand, route: SqlRoute, shards: readonly string[]): void {
   s.edge.metrics.allShardReads.inc();
   s.currentSql = null;
   s.transition('exchanging', `every shard: ${route.fingerprint.hash}`);
   s.deadline = Date.now() + s.epoch.limits.queryTimeoutMs;
-  runEveryShard(s, p, shards, s.replySeq).catch((err: unknown) => {
+  runEveryShard(s, command, shards, s.replySeq).catch((err: unknown) => {
     if (s.state === 'closed') return;
     s.fail(err);
     s.commandDone(false);
@@ -222,7 +222,11 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   const epoch = s.currentEpoch();
   const route = statement.fixedRoute ?? epoch.router.routePrepared(statement.prepared, parameterValues(s, p, statement.paramCount, statement.types, statement.longDataParams));
   const result = plan(s, route);
-  if (isEveryShard(result)) return s.fail(refuse(s, MysqlEdgeErrors.shardMerge(result.shards.join(', '), 'binary-protocol (COM_STMT_EXECUTE) rows; send the keyless read as a text query')));
+  if (isEveryShard(result)) {
+    // a cursor or long data would hold one shard's connection: not merged
+    if ((p.payload[5] as number) & CURSOR_FLAGS || statement.longData !== null) return s.fail(refuse(s, MysqlEdgeErrors.shardMerge(result.shards.join(', '), 'a cursor or long data; execute without them')));
+    return readEveryShard(s, { kind: 'execute', packet: p, statement }, route, result.shards);
+  }
   if (!isPlan(result)) return s.fail(result);
   let planned = withOpener(s, result);
   if ((p.payload[5] as number) & CURSOR_FLAGS && !s.pinned) planned = { ...planned, pin: 'cursor', reserved: planned.role === 'primary', pipelinable: false };

@@ -1,4 +1,5 @@
-// A keyless read of a sharded table under multi_shard = "all_shards": the statement runs on every
+// A keyless read of a sharded table under multi_shard = "all_shards" (COM_QUERY, or COM_STMT_EXECUTE
+// with the statement prepared lazily on each shard's connection): the statement runs on every
 // shard at once (a replica of each where one is usable, as any read), each response is collected,
 // and the client gets one result set: the first shard's column definitions, the rows of every
 // shard in shard order, one terminator, sequence ids renumbered. Only plain concatenable reads get
@@ -10,7 +11,15 @@ import { Mode, queryPacket, type BackendConnection, type ResponseSink } from '..
 import type { EdgeContext } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
-import { initDbPacket } from '../session/command-packets';
+import { lastFrameSeq } from '../backend/frame-seq';
+import type { BackendStatement } from '../backend/statement-catalog';
+import { executeFor, initDbPacket, preparePacket } from '../session/command-packets';
+import type { ClientStatement } from '../session/statement-registry';
+
+/** The client's command: a text query, or an execute of a prepared statement (prepared lazily on each shard). */
+export type EveryShardCommand =
+  | { readonly kind: 'query'; readonly packet: MysqlPacket }
+  | { readonly kind: 'execute'; readonly packet: MysqlPacket; readonly statement: ClientStatement };
 
 export interface EveryShard {
   readonly kind: 'all';
@@ -36,11 +45,12 @@ export interface EveryShardOwner {
 
 const TAG_SETUP = 1;
 const TAG_MAIN = 2;
+const TAG_PREPARE = 3;
 
 /** One shard's part: a pooled connection that runs the statement and keeps its response bytes. */
 class ShardPart implements ResponseSink {
   private readonly chunks: Buffer[] = [];
-  private setups = 0;
+  private command: EveryShardCommand | null = null;
   private resolve: (outcome: Buffer | DbproxyError | MysqlError) => void = () => undefined;
   readonly done: Promise<Buffer | DbproxyError | MysqlError>;
 
@@ -52,25 +62,39 @@ class ShardPart implements ResponseSink {
     this.done = new Promise((r) => (this.resolve = r));
   }
 
-  run(owner: EveryShardOwner, query: Buffer): void {
+  run(owner: EveryShardOwner, command: EveryShardCommand): void {
     const conn = this.lease.connection;
+    this.command = command;
     conn.attach(this, 'lend');
     const parts: Buffer[] = [];
-    if (owner.schema !== null && conn.schema !== owner.schema) {
-      parts.push(initDbPacket(owner.schema));
+    // a statement is prepared in the database the client prepared it in (MariaDB binds it then)
+    const bs = command.kind === 'execute' ? conn.statements.get(command.statement.entry) : undefined;
+    const schema = command.kind === 'execute' && bs === undefined ? command.statement.entry.schema : owner.schema;
+    if (schema !== null && conn.schema !== schema) {
+      parts.push(initDbPacket(schema));
       conn.expect(Command.InitDb, Mode.Swallow, TAG_SETUP, this);
-      conn.schema = owner.schema;
-      this.setups++;
+      conn.schema = schema;
     }
     if (conn.charsetKey !== owner.charsetKey) {
       parts.push(queryPacket(owner.charsetStatement()));
       conn.expect(Command.Query, Mode.Swallow, TAG_SETUP, this);
       conn.charsetKey = owner.charsetKey;
-      this.setups++;
     }
-    parts.push(query);
-    conn.expect(Command.Query, Mode.Forward, TAG_MAIN, this, 0, 0);
+    if (command.kind === 'query') {
+      parts.push(command.packet.wire);
+      conn.expect(Command.Query, Mode.Forward, TAG_MAIN, this, 0, 0);
+    } else if (bs === undefined) {
+      const prepare = preparePacket(command.statement.entry.sql);
+      parts.push(prepare);
+      conn.expect(Command.StmtPrepare, Mode.Swallow, TAG_PREPARE, this, lastFrameSeq(prepare));
+    } else parts.push(this.execute(conn, command, bs));
     conn.writev(parts);
+  }
+
+  private execute(conn: BackendConnection, command: EveryShardCommand & { kind: 'execute' }, bs: BackendStatement): Buffer {
+    const packet = executeFor(command.packet, command.statement, bs);
+    conn.expect(Command.StmtExecute, Mode.Forward, TAG_MAIN, this, lastFrameSeq(packet), 0);
+    return packet;
   }
 
   deliver(slices: Buffer[]): void {
@@ -88,9 +112,16 @@ class ShardPart implements ResponseSink {
   responseEnd(tag: number, summary: ResponseSummary): void {
     const err = summary.err;
     if (tag === TAG_SETUP) {
-      this.setups--;
       if (err) this.resolve({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message });
       return;
+    }
+    if (tag === TAG_PREPARE) {
+      const command = this.command;
+      const conn = this.lease.connection;
+      if (err) return this.resolve({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message });
+      if (!summary.prepared || command?.kind !== 'execute') return this.resolve(MysqlEdgeErrors.backendProtocol(conn.backend, 'prepare answered without a statement'));
+      const bs = conn.statements.add(command.statement.entry, summary.prepared.statementId, summary.prepared.paramCount);
+      return conn.writev([this.execute(conn, command, bs)]);
     }
     if (err) return this.resolve({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message });
     this.resolve(Buffer.concat(this.chunks));
@@ -129,7 +160,7 @@ async function leaseFor(owner: EveryShardOwner, shard: string): Promise<Lease<Ba
 }
 
 /** Runs the read on every shard and answers the client once all have answered (or one failed). */
-export async function runEveryShard(owner: EveryShardOwner, packet: MysqlPacket, shards: readonly string[], replySeq: number): Promise<void> {
+export async function runEveryShard(owner: EveryShardOwner, command: EveryShardCommand, shards: readonly string[], replySeq: number): Promise<void> {
   const limit = owner.epoch.config.mysql.max_result_bytes;
   const budget = { left: limit, limit };
   const settled = await Promise.allSettled(shards.map((shard) => leaseFor(owner, shard)));
@@ -145,7 +176,7 @@ export async function runEveryShard(owner: EveryShardOwner, packet: MysqlPacket,
     const timer = setTimeout(() => {
       for (const part of parts) part.timeout(MysqlEdgeErrors.queryTimeout(Math.round(limits.queryTimeoutMs / 1000)));
     }, limits.queryTimeoutMs);
-    for (const part of parts) part.run(owner, packet.wire);
+    for (const part of parts) part.run(owner, command);
     outcomes = await Promise.all(parts.map((p) => p.done));
     clearTimeout(timer);
   }
