@@ -56,7 +56,7 @@ export interface EdgeMetrics {
   readonly fallbacks: Counter<'reason'>;
   readonly pipelined: Counter;
   readonly kills: Counter<'scope' | 'outcome'>;
-  readonly backendFailures: Counter<'backend' | 'reason'>;
+  readonly backendFailures: Counter<'backend' | 'reason' | 'shard'>;
   /** Statements refused by shard routing, by reason (spec 000: fail closed). */
   readonly shardRefusals: Counter<'reason'>;
   /** Keyless reads run on every shard (multi_shard = "all_shards"). */
@@ -108,12 +108,13 @@ function poolMetrics(registry: MetricsRegistry['registry'], sources: MetricSourc
     });
   }
   new Counter({
-    name: 'dbproxy_mysql_pool_resets_total', help: 'Connections returned to a pool: reset with COM_RESET_CONNECTION, or clean (nothing untracked changed, no round trip)', labelNames: ['backend', 'kind'], registers: [registry],
-    collect(this: Counter<'backend' | 'kind'>) {
+    name: 'dbproxy_mysql_pool_resets_total', help: 'Connections returned to a pool: reset with COM_RESET_CONNECTION, or clean (nothing untracked changed, no round trip)', labelNames: ['backend', 'kind', 'shard'], registers: [registry],
+    collect(this: Counter<'backend' | 'kind' | 'shard'>) {
       this.reset();
       for (const [backend, counts] of sources.resets()) {
-        this.inc({ backend, kind: 'reset' }, counts.resets);
-        this.inc({ backend, kind: 'clean' }, counts.clean);
+        const shard = sources.shardOf(backend);
+        this.inc({ backend, kind: 'reset', shard }, counts.resets);
+        this.inc({ backend, kind: 'clean', shard }, counts.clean);
       }
     },
   });
@@ -172,6 +173,6 @@ export function createEdgeMetrics(metrics: MetricsRegistry, sources: MetricSourc
     kills: metrics.counter({ name: 'dbproxy_mysql_kills_total', help: 'KILL statements of clients served by the edge (outcome ok, denied or refused)', labelNames: ['scope', 'outcome'] }),
     shardRefusals: metrics.counter({ name: 'dbproxy_mysql_shard_refusals_total', help: 'Statements refused by shard routing (no key, several shards, key assigned, join, merge, transaction on another shard, users.shards...), by reason', labelNames: ['reason'] }),
     allShardReads: metrics.counter({ name: 'dbproxy_mysql_all_shard_reads_total', help: 'Keyless reads run on every shard and concatenated (mysql.sharding.multi_shard = "all_shards")' }),
-    backendFailures: metrics.counter({ name: 'dbproxy_mysql_backend_failures_total', help: 'Backend connections lost or failed while serving a client', labelNames: ['backend', 'reason'] }),
+    backendFailures: metrics.counter({ name: 'dbproxy_mysql_backend_failures_total', help: 'Backend connections lost or failed while serving a client', labelNames: ['backend', 'reason', 'shard'] }),
   };
 }

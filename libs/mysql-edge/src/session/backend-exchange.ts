@@ -506,7 +506,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   connectionFailed(err: DbproxyError, lastSeq: number): void {
     const conn = this.conn as BackendConnection;
     const reason = err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? 'result_too_large' : err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'protocol';
-    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason });
+    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason, shard: this.shard });
     this.fail(err, lastSeq);
   }
 
@@ -518,7 +518,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   idleLost(err: DbproxyError, farewell: ServerFarewell | null): void {
     const conn = this.conn;
     if (this.packet !== null || this.pin === null || conn === null) return; // a command about to run fails on its own
-    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason: 'lost' });
+    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason: 'lost', shard: this.shard });
     const server = farewell?.err;
     const wire = server ? { code: server.code, sqlState: server.sqlState ?? 'HY000', message: server.message } : toMysqlError(MysqlEdgeErrors.pinLost(this.pin, err.message));
     this.pin = null;
