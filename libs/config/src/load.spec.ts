@@ -104,7 +104,7 @@ describe('loading configuration', () => {
     expect(issues).toEqual(['postgres.read_write_listen: listens on 0.0.0.0:6432, which mysql.read_only_listen (127.0.0.1:6432) already uses']);
   });
 
-  it('refuses [mysql.sharding] rules as not built yet, naming a missing shard too', () => {
+  it('accepts [mysql.sharding] rules, refusing a shard without backends', () => {
     const issues = issuesOf(`
       [mysql.sharding]
       enabled = true
@@ -117,8 +117,7 @@ describe('loading configuration', () => {
       address = "h:3306"
       role = "primary"
     `);
-    const refusal = "not implemented in this build yet (sharding rules land with issue 'Sharding in the edges')";
-    expect(issues).toEqual([`mysql.sharding.enabled: ${refusal}`, `mysql.sharding.rules: ${refusal}`, 'mysql.sharding.rules[0].map.shards: shard "s9" has no backends in mysql_backends']);
+    expect(issues).toEqual(['mysql.sharding.rules[0].map.shards: shard "s9" has no backends in mysql_backends']);
   });
 
   it('parses range bounds beyond 2^53 exactly', () => {
@@ -166,9 +165,8 @@ describe('loading configuration', () => {
 
   it('refuses keys one service honours where another would ignore them', () => {
     const mysql = '[mysql]\nenabled = true\n[[mysql_backends]]\nname = "p"\naddress = "h:3306"\nrole = "primary"\n';
-    expect(issuesOf(`${mysql}[[users]]\nname = "u"\npassword = "x"\nshards = ["s9"]\n`)).toEqual([
-      'users[0].shards: not implemented in this build yet in mysql-edge (it does not limit users to shards; it serves shard "default" to every user)',
-    ]);
+    // mysql-edge limits users to their shards too (refusing statements routed elsewhere)
+    expect(issuesOf(`${mysql}[[users]]\nname = "u"\npassword = "x"\nshards = ["s9"]\n`)).toEqual([]);
     expect(issuesOf(`${mysql}[[users]]\nname = "u"\npassword = "x"\nshards = ["default"]\n`)).toEqual([]);
     expect(issuesOf(`${mysql}[mysql_backends.tls]\nenabled = true\nca_path = "/ca.pem"\n`)).toEqual([
       'mysql_backends[0].tls.use_webpki_roots: not implemented in this build yet in mysql-edge (it trusts only ca_path when it is set); set use_webpki_roots = false',

@@ -13,14 +13,10 @@ export interface NotBuiltKey {
   readonly lands: string;
 }
 
-const SHARDING = "sharding rules land with issue 'Sharding in the edges'";
 const FANOUT = "fanout and XA land with issue 'Fanout and XA in mysql-edge'";
 
 /** The reviewed list: no service of this build reads these keys. */
 export const NOT_BUILT_KEYS: readonly NotBuiltKey[] = [
-  { path: 'mysql.sharding.enabled', lands: SHARDING },
-  { path: 'mysql.sharding.multi_shard', lands: SHARDING },
-  { path: 'mysql.sharding.rules', lands: SHARDING },
   { path: 'mysql.cache', lands: "the result cache lands with issue 'Result cache in mysql-edge'" },
   { path: 'mysql.fanout[].mode', lands: 'XA mode lands with the xa-coordinator issue; mode = "best_effort" is built' },
   { path: 'mysql.xa', lands: FANOUT },
@@ -63,14 +59,6 @@ export function checkNotBuilt(c: DbproxyConfig): ConfigIssue[] {
 /** Keys that one service honours and another does not yet: refused where the gap would show. */
 export function checkPartlyBuilt(c: DbproxyConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const home = c.mysql.sharding.default_shard;
-  if (c.mysql.enabled) {
-    c.users.forEach((u, i) => {
-      if (u.shards.length > 0 && !u.shards.includes(home)) {
-        issues.push({ path: `users[${i}].shards`, message: `${NOT_BUILT} in mysql-edge (it does not limit users to shards; it serves shard "${home}" to every user)` });
-      }
-    });
-  }
   c.mysql_backends.forEach((b, i) => {
     if (!b.tls.enabled || (b.tls.ca_path === undefined) === b.tls.use_webpki_roots) return;
     const does = b.tls.ca_path === undefined ? 'trusts the public roots when there is no ca_path' : 'trusts only ca_path when it is set';

@@ -14,10 +14,6 @@ const coveringEntry = (key: string) => NOT_BUILT_KEYS.find((e) => key === e.path
 const concrete = (path: string) => path.replaceAll('[]', '[0]');
 
 const BASE = 'mysql_backends = [{ name = "p", address = "h:3306", role = "primary" }]\n';
-const RULE = (map: string) => `[[mysql.sharding.rules]]\ntable = "orders"\ncolumn = "customer_id"\nmap = ${map}\n`;
-const HASH = RULE('{ kind = "hash", shards = ["default"] }');
-const RANGE = RULE('{ kind = "range", ranges = [{ from = 1, to = 10, shard = "default" }] }');
-const VALUE = RULE('{ kind = "value", values = { eu = "default" }, default_shard = "default" }');
 const FANOUT = '[[mysql.fanout]]\nname = "audit"\ntable = "audit_log"\ntargets = ["default"]\nmode = "xa"\nconcurrency = 2\n';
 const BGD =
   '[[bgd_deployments]]\nname = "d"\nprotocol = "mysql"\nblue_writer = "p"\nblue_readers = ["p"]\ngreen_writer = "p"\ngreen_readers = ["p"]\nwriter_is_also_reader = true\ncheck_interval_seconds = 2\ncheck_timeout_seconds = 2\n';
@@ -25,20 +21,6 @@ const REDIS_TLS = (line: string) => `[[redis_backends]]\nname = "r"\naddress = "
 
 /** A document that sets the refused key (to something other than its default). */
 const SAMPLES: Readonly<Record<string, string>> = {
-  'mysql.sharding.enabled': '[mysql.sharding]\nenabled = true\n',
-  'mysql.sharding.multi_shard': '[mysql.sharding]\nmulti_shard = "all_shards"\n',
-  'mysql.sharding.rules': HASH,
-  'mysql.sharding.rules[].table': HASH,
-  'mysql.sharding.rules[].column': HASH,
-  'mysql.sharding.rules[].map': HASH,
-  'mysql.sharding.rules[].map.kind': HASH,
-  'mysql.sharding.rules[].map.shards': HASH,
-  'mysql.sharding.rules[].map.ranges': RANGE,
-  'mysql.sharding.rules[].map.ranges[].from': RANGE,
-  'mysql.sharding.rules[].map.ranges[].to': RANGE,
-  'mysql.sharding.rules[].map.ranges[].shard': RANGE,
-  'mysql.sharding.rules[].map.values': VALUE,
-  'mysql.sharding.rules[].map.default_shard': VALUE,
   'mysql.cache': '[mysql.cache]\nenabled = true\nredis_backend = "r"\n' + REDIS_TLS('enabled = false'),
   'mysql.cache.enabled': '[mysql.cache]\nenabled = true\n',
   'mysql.cache.redis_backend': '[mysql.cache]\nredis_backend = "r"\n',
@@ -122,11 +104,8 @@ describe('configuration keys: honoured or refused', () => {
     expect(issuesOf(BASE + defaults)).toEqual([]);
   });
 
-  it('refuses a hash rule on orders.customer_id with the key path and the issue it lands with', () => {
-    const issues = issuesOf(BASE + '[mysql.sharding]\nenabled = true\n' + HASH).map(formatIssue);
-    expect(issues).toEqual([
-      "mysql.sharding.enabled: not implemented in this build yet (sharding rules land with issue 'Sharding in the edges')",
-      "mysql.sharding.rules: not implemented in this build yet (sharding rules land with issue 'Sharding in the edges')",
-    ]);
+  it('accepts a hash rule on orders.customer_id (mysql-edge routes by it)', () => {
+    const rule = '[[mysql.sharding.rules]]\ntable = "orders"\ncolumn = "customer_id"\nmap = { kind = "hash", shards = ["default"] }\n';
+    expect(issuesOf(BASE + '[mysql.sharding]\nenabled = true\nmulti_shard = "all_shards"\n' + rule)).toEqual([]);
   });
 });

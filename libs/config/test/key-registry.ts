@@ -8,6 +8,7 @@ const MYSQL_EPOCH = 'libs/mysql-edge/src/epoch.ts';
 const MYSQL_SERVICE = 'libs/mysql-edge/src/service.ts';
 const MYSQL_POOLS = 'libs/mysql-edge/src/backend/backend-pools.ts';
 const FANOUT_RULES = 'libs/mysql-edge/src/fanout/fanout-rules.ts';
+const MYSQL_SHARDING = 'libs/mysql-edge/src/sharding/shard-settings.ts';
 const PG_SERVICE = 'libs/pg-edge/src/service.ts';
 const PG_TX = 'libs/pg-edge/src/transaction/tx-session.ts';
 const PG_POOLS = 'libs/pg-edge/src/transaction/backend-pools.ts';
@@ -60,6 +61,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'users[].password': MYSQL_EPOCH,
   'users[].mysql_auth_plugin': MYSQL_EPOCH,
   'users[].postgres_auth_method': 'libs/pg-edge/src/transaction/frontend-auth.ts',
+  // pg-edge transaction mode and mysql-edge (src/sharding/shard-settings.ts) both limit users to these shards
   'users[].shards': 'libs/pg-edge/src/transaction/tx-startup.ts',
   health: MONITOR,
   'health.interval_seconds': MONITOR,
@@ -110,6 +112,13 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.fanout[].concurrency': FANOUT_RULES,
   'mysql.fanout[].timeout_seconds': FANOUT_RULES,
   'mysql.fanout[].max_transaction_bytes': FANOUT_RULES,
+  'mysql.sharding.enabled': MYSQL_SHARDING,
+  'mysql.sharding.multi_shard': MYSQL_EPOCH,
+  'mysql.sharding.rules': MYSQL_SHARDING,
+  'mysql.sharding.rules[].table': MYSQL_SHARDING,
+  'mysql.sharding.rules[].column': MYSQL_SHARDING,
+  'mysql.sharding.rules[].map': MYSQL_SHARDING,
+  ...shardMapKeys('mysql.sharding.rules[].map'),
   mysql_backends: TARGETS,
   'mysql_backends[].name': TARGETS,
   'mysql_backends[].monitor_username': TARGETS,

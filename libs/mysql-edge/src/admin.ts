@@ -1,5 +1,5 @@
 // GET /mysql/backends: every configured backend's topology state with its pool figures summed over
-// this edge's processes (workers) and capability profiles.
+// this edge's processes (workers) and capability profiles, listed and grouped by shard.
 import type { PoolStats } from '@dbproxy/pool';
 import type { TopologyView } from '@dbproxy/topology-client';
 
@@ -26,21 +26,31 @@ export function backendsReport(gathered: readonly unknown[], view: TopologyView)
       pools.set(stats.backend, sum as Record<(typeof SUMMED)[number], number>);
     }
   }
+  const backends = [...view.backends()].map((b) => ({
+    name: b.name,
+    shard: b.shard,
+    role: b.role,
+    address: b.address,
+    connect_address: b.connectAddress,
+    healthy: b.healthy,
+    lagging: b.lagging,
+    shunned: b.shunned,
+    draining: b.draining,
+    status: b.status,
+    pool: pools.get(b.name) ?? null,
+  }));
+  const shards: Record<string, { primary: string | null; replicas: string[]; healthy: boolean }> = {};
+  for (const b of backends) {
+    const shard = (shards[b.shard] ??= { primary: null, replicas: [], healthy: false });
+    if (b.role === 'primary') {
+      shard.primary = b.name;
+      shard.healthy = b.healthy === true;
+    } else shard.replicas.push(b.name);
+  }
   return {
     generation: view.generation,
     processes: reports.map((r) => ({ pid: r.pid, sessions: r.sessions, statements: r.statements })),
-    backends: [...view.backends()].map((b) => ({
-      name: b.name,
-      shard: b.shard,
-      role: b.role,
-      address: b.address,
-      connect_address: b.connectAddress,
-      healthy: b.healthy,
-      lagging: b.lagging,
-      shunned: b.shunned,
-      draining: b.draining,
-      status: b.status,
-      pool: pools.get(b.name) ?? null,
-    })),
+    backends,
+    shards,
   };
 }

@@ -104,6 +104,7 @@ export class MysqlEdge implements EdgeContext {
       // a primary whose workers serve every connection has empty pools: only the workers' count
       pools: ctx.servesConnections ? () => this.pools.stats() : () => [],
       roleOf: (backend) => topology.backend(backend)?.role ?? this.current.backends.get(backend)?.role ?? 'unknown',
+      shardOf: (backend) => topology.backend(backend)?.shard ?? this.current.backends.get(backend)?.shard ?? 'unknown',
       resets: () => this.pools.resets(),
       transitions: () => [...this.sessionStates.snapshot(), ...this.backendStates.snapshot()],
       classification: () => this.current.router.stats(),

@@ -7,6 +7,7 @@ import { SqlRouter } from '@dbproxy/sql';
 import type { TopologyView } from '@dbproxy/topology-client';
 import { BackendDirectory } from './routing/backend-directory';
 import type { HealthErrorOf } from './routing/no-backend';
+import { shardSettingsOf, type ShardSettings } from './sharding/shard-settings';
 
 export interface EdgeLimits {
   readonly maxPacketBytes: number;
@@ -29,6 +30,8 @@ export interface EdgeEpoch {
   readonly router: SqlRouter;
   readonly directory: BackendDirectory;
   readonly defaultShard: string;
+  /** [mysql.sharding]: rules, every shard, users' reachable shards. */
+  readonly sharding: ShardSettings;
   readonly fallbackToPrimary: boolean;
   readonly multiStatements: 'reject' | 'primary';
   readonly limits: EdgeLimits;
@@ -49,7 +52,7 @@ function accountsOf(config: DeepReadonly<DbproxyConfig>): Map<string, AccountCre
 /** Settings the SQL router is built from: unchanged settings keep the router and its warm cache. */
 function routerKey(config: DeepReadonly<DbproxyConfig>): string {
   const m = config.mysql;
-  return JSON.stringify([m.classification_cache_size, m.allowed_functions, m.sharding, m.max_parse_tokens]);
+  return JSON.stringify([m.classification_cache_size, m.allowed_functions, m.sharding, m.max_parse_tokens], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
 /** `healthError`: the last failed health check of a backend (for errors that say why none is usable). */
@@ -57,9 +60,11 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
   const config = snapshot.config;
   const m = config.mysql;
   const sameRouter = previous !== undefined && routerKey(previous.config) === routerKey(config);
+  // enabled, multi_shard and rules of [mysql.sharding] decide the router's shard routing
+  const sharding = shardSettingsOf(config);
   const router = sameRouter
     ? previous.router
-    : new SqlRouter({ dialect: 'mysql', shardRules: [], multiShard: m.sharding.multi_shard, cacheSize: m.classification_cache_size, allowedFunctions: [...m.allowed_functions], maxParseTokens: m.max_parse_tokens });
+    : new SqlRouter({ dialect: 'mysql', shardRules: sharding.rules, multiShard: m.sharding.multi_shard, cacheSize: m.classification_cache_size, allowedFunctions: [...m.allowed_functions], maxParseTokens: m.max_parse_tokens });
   const health = config.health;
   const suspectMs = Math.max(2_000, health.interval_seconds * 1000 * (health.failures_before_down + 1));
   const directory =
@@ -72,6 +77,7 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
     router,
     directory,
     defaultShard: m.sharding.default_shard,
+    sharding,
     fallbackToPrimary: m.fallback_to_primary,
     multiStatements: m.multi_statements,
     plans: new WeakMap(),

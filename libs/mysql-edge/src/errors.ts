@@ -43,6 +43,23 @@ export const MysqlEdgeErrors = {
     'DBP_ERR_MYSQLEDGE_FANOUT_TRANSACTION_TOO_LARGE',
     'Multi-statement transaction required more than mysql.fanout max_transaction_bytes = %d bytes of fanout copies; commit or roll back',
   ),
+  shardKeysSpread: createError<[string, string]>(
+    'DBP_ERR_MYSQLEDGE_SHARD_KEYS_SPREAD',
+    'Statement on sharded table %s has keys on several shards (%s); send one statement per shard',
+  ),
+  shardJoin: createError<[string]>(
+    'DBP_ERR_MYSQLEDGE_SHARD_JOIN',
+    'Join of sharded tables %s is not on one shard: join them on their shard keys and give one key value',
+  ),
+  shardMerge: createError<[string, string]>(
+    'DBP_ERR_MYSQLEDGE_SHARD_MERGE',
+    'Read of sharded table %s without a shard key runs on every shard, which cannot merge %s; add the shard key to the WHERE clause',
+  ),
+  shardTransaction: createError<[string, string]>(
+    'DBP_ERR_MYSQLEDGE_SHARD_TRANSACTION',
+    'Statement routes to shard %s but this transaction (or pinned session) runs on shard %s; ROLLBACK or COMMIT first, then run it in its own transaction',
+  ),
+  shardDenied: createError<[string, string]>('DBP_ERR_MYSQLEDGE_SHARD_DENIED', "Access denied for user '%s' to shard '%s' (users.shards)"),
   protocol: createError<[string]>('DBP_ERR_MYSQLEDGE_PROTOCOL', 'Malformed packet: %s'),
   killDenied: createError<[number]>('DBP_ERR_MYSQLEDGE_KILL_DENIED', 'You are not owner of thread %d'),
   killUnsupported: createError<[string]>('DBP_ERR_MYSQLEDGE_KILL_UNSUPPORTED', '%s is not supported by dbproxy: use KILL [QUERY | CONNECTION] <connection id of your session>'),
@@ -93,6 +110,11 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_FANOUT_AMBIGUOUS: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_FANOUT_TRANSACTION_TOO_LARGE: [1197, 'HY000'], // ER_TRANS_CACHE_FULL
   DBP_ERR_MYSQLEDGE_PROTOCOL: [1047, '08S01'], // ER_UNKNOWN_COM_ERROR
+  DBP_ERR_MYSQLEDGE_SHARD_KEYS_SPREAD: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_SHARD_JOIN: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_SHARD_MERGE: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_SHARD_TRANSACTION: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_MYSQLEDGE_SHARD_DENIED: [1044, '42000'], // ER_DBACCESS_DENIED_ERROR
   DBP_ERR_MYSQLEDGE_KILL_DENIED: [1095, 'HY000'], // ER_KILL_DENIED_ERROR
   DBP_ERR_MYSQLEDGE_KILL_UNSUPPORTED: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_KILL_PREPARED: [1295, 'HY000'], // ER_UNSUPPORTED_PS
@@ -101,6 +123,16 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION: [1105, 'HY000'], // ER_UNKNOWN_ERROR (a bug)
   DBP_ERR_MYSQLEDGE_INTERNAL: [1105, 'HY000'], // ER_UNKNOWN_ERROR (a bug)
   // Errors of the libraries underneath (their READMEs suggest these).
+  // libs/sql's shard refusals (each message names the table and the reason)
+  DBP_ERR_SQL_SHARD_KEY_MISSING: [1235, '42000'], // ER_NOT_SUPPORTED_YET
+  DBP_ERR_SQL_SHARD_MULTI: [1235, '42000'],
+  DBP_ERR_SQL_SHARD_KEY_ASSIGNED: [1235, '42000'],
+  DBP_ERR_SQL_SHARD_KEY_UNMAPPED: [1235, '42000'],
+  DBP_ERR_SQL_SHARD_KEY_INVALID: [1235, '42000'],
+  DBP_ERR_SQL_SHARD_KEY_UNBOUND: [1235, '42000'],
+  DBP_ERR_SQL_SHARD_UNSUPPORTED: [1235, '42000'],
+  DBP_ERR_SQL_SHARD_HINT_UNKNOWN: [1235, '42000'],
+  DBP_ERR_SQL_SHARD_HINT_CONFLICT: [1235, '42000'],
   DBP_ERR_MYSQL_PACKET_TOO_LARGE: [1153, '08S01'], // ER_NET_PACKET_TOO_LARGE
   DBP_ERR_MYSQL_PACKET_TRUNCATED: [1047, '08S01'],
   DBP_ERR_MYSQL_MALFORMED_PACKET: [1047, '08S01'],

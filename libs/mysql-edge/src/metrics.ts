@@ -41,6 +41,8 @@ export interface MetricSources {
   readonly queries: QueryCounters;
   readonly pools: () => readonly PoolStats[];
   readonly roleOf: (backend: string) => string;
+  /** The shard a backend serves (label `shard` of per-backend metrics). */
+  readonly shardOf: (backend: string) => string;
   readonly resets: () => ReadonlyMap<string, ResetCounts>;
   readonly transitions: () => readonly TransitionCount[];
   readonly classification: () => { hits: number; misses: number; size: number };
@@ -54,7 +56,11 @@ export interface EdgeMetrics {
   readonly fallbacks: Counter<'reason'>;
   readonly pipelined: Counter;
   readonly kills: Counter<'scope' | 'outcome'>;
-  readonly backendFailures: Counter<'backend' | 'reason'>;
+  readonly backendFailures: Counter<'backend' | 'reason' | 'shard'>;
+  /** Statements refused by shard routing, by reason (spec 000: fail closed). */
+  readonly shardRefusals: Counter<'reason'>;
+  /** Keyless reads run on every shard (multi_shard = "all_shards"). */
+  readonly allShardReads: Counter;
 }
 
 type PoolField = (s: PoolStats) => number;
@@ -85,29 +91,30 @@ function byBackend(stats: readonly PoolStats[], field: PoolField): Map<string, n
 function poolMetrics(registry: MetricsRegistry['registry'], sources: MetricSources): void {
   for (const [name, help, field] of POOL_GAUGES) {
     new Gauge({
-      name, help, labelNames: ['backend', 'role'], registers: [registry],
-      collect(this: Gauge<'backend' | 'role'>) {
+      name, help, labelNames: ['backend', 'role', 'shard'], registers: [registry],
+      collect(this: Gauge<'backend' | 'role' | 'shard'>) {
         this.reset();
-        for (const [backend, value] of byBackend(sources.pools(), field)) this.set({ backend, role: sources.roleOf(backend) }, value);
+        for (const [backend, value] of byBackend(sources.pools(), field)) this.set({ backend, role: sources.roleOf(backend), shard: sources.shardOf(backend) }, value);
       },
     });
   }
   for (const [name, help, field] of POOL_COUNTERS) {
     new Counter({
-      name, help, labelNames: ['backend', 'role'], registers: [registry],
-      collect(this: Counter<'backend' | 'role'>) {
+      name, help, labelNames: ['backend', 'role', 'shard'], registers: [registry],
+      collect(this: Counter<'backend' | 'role' | 'shard'>) {
         this.reset();
-        for (const [backend, value] of byBackend(sources.pools(), field)) this.inc({ backend, role: sources.roleOf(backend) }, value);
+        for (const [backend, value] of byBackend(sources.pools(), field)) this.inc({ backend, role: sources.roleOf(backend), shard: sources.shardOf(backend) }, value);
       },
     });
   }
   new Counter({
-    name: 'dbproxy_mysql_pool_resets_total', help: 'Connections returned to a pool: reset with COM_RESET_CONNECTION, or clean (nothing untracked changed, no round trip)', labelNames: ['backend', 'kind'], registers: [registry],
-    collect(this: Counter<'backend' | 'kind'>) {
+    name: 'dbproxy_mysql_pool_resets_total', help: 'Connections returned to a pool: reset with COM_RESET_CONNECTION, or clean (nothing untracked changed, no round trip)', labelNames: ['backend', 'kind', 'shard'], registers: [registry],
+    collect(this: Counter<'backend' | 'kind' | 'shard'>) {
       this.reset();
       for (const [backend, counts] of sources.resets()) {
-        this.inc({ backend, kind: 'reset' }, counts.resets);
-        this.inc({ backend, kind: 'clean' }, counts.clean);
+        const shard = sources.shardOf(backend);
+        this.inc({ backend, kind: 'reset', shard }, counts.resets);
+        this.inc({ backend, kind: 'clean', shard }, counts.clean);
       }
     },
   });
@@ -115,10 +122,10 @@ function poolMetrics(registry: MetricsRegistry['registry'], sources: MetricSourc
 
 function hotPathMetrics(registry: MetricsRegistry['registry'], sources: MetricSources): void {
   new Counter({
-    name: 'dbproxy_mysql_queries_total', help: 'Client commands sent to a backend, by route, backend role and backend', labelNames: ['route', 'role', 'backend'], registers: [registry],
-    collect(this: Counter<'route' | 'role' | 'backend'>) {
+    name: 'dbproxy_mysql_queries_total', help: 'Client commands sent to a backend, by route, backend role, backend and shard', labelNames: ['route', 'role', 'backend', 'shard'], registers: [registry],
+    collect(this: Counter<'route' | 'role' | 'backend' | 'shard'>) {
       this.reset();
-      for (const e of sources.queries.entries()) this.inc({ route: e.route, role: e.role, backend: e.backend }, e.count);
+      for (const e of sources.queries.entries()) this.inc({ route: e.route, role: e.role, backend: e.backend, shard: sources.shardOf(e.backend) }, e.count);
     },
   });
   new Counter({
@@ -164,6 +171,8 @@ export function createEdgeMetrics(metrics: MetricsRegistry, sources: MetricSourc
     fallbacks: metrics.counter({ name: 'dbproxy_mysql_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['reason'] }),
     pipelined: metrics.counter({ name: 'dbproxy_mysql_pipelined_queries_total', help: 'Autocommit reads written behind other sessions\' reads on a lent connection instead of waiting for one (pipeline_depth)' }),
     kills: metrics.counter({ name: 'dbproxy_mysql_kills_total', help: 'KILL statements of clients served by the edge (outcome ok, denied or refused)', labelNames: ['scope', 'outcome'] }),
-    backendFailures: metrics.counter({ name: 'dbproxy_mysql_backend_failures_total', help: 'Backend connections lost or failed while serving a client', labelNames: ['backend', 'reason'] }),
+    shardRefusals: metrics.counter({ name: 'dbproxy_mysql_shard_refusals_total', help: 'Statements refused by shard routing (no key, several shards, key assigned, join, merge, transaction on another shard, users.shards...), by reason', labelNames: ['reason'] }),
+    allShardReads: metrics.counter({ name: 'dbproxy_mysql_all_shard_reads_total', help: 'Keyless reads run on every shard and concatenated (mysql.sharding.multi_shard = "all_shards")' }),
+    backendFailures: metrics.counter({ name: 'dbproxy_mysql_backend_failures_total', help: 'Backend connections lost or failed while serving a client', labelNames: ['backend', 'reason', 'shard'] }),
   };
 }

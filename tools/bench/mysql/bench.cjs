@@ -5,7 +5,8 @@
 // resident memory of mysql-edge holding 2,000 idle authenticated client connections.
 // Never run by `npm test`.
 //
-// Usage: node tools/bench/mysql/bench.cjs [--duration 10] [--quick] [--rounds 1] [--workers 1] [--idle 2000] [--soak [--soak-only]]
+// Usage: node tools/bench/mysql/bench.cjs --sharded ...   two shards, see tools/bench/mysql/sharded.cjs
+//        node tools/bench/mysql/bench.cjs [--duration 10] [--quick] [--rounds 1] [--workers 1] [--idle 2000] [--soak [--soak-only]]
 //                                          [--point-select] [--edge-node-args "--cpu-prof --cpu-prof-dir=/tmp/p"]
 //   --quick    3 s per run;  --workers N  mysql-edge worker processes (N > 1 starts a nats-server)
 //   --memory-only  only the idle-memory figure (always measured on a freshly started mysql-edge)
@@ -31,7 +32,8 @@ const { tmpdir } = require('node:os');
 const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src/index.ts');
 const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only'] });
+const SHARDED = args.includes('--sharded');
+if (!SHARDED) checkOptions(__filename, { values: ['duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only'] });
 
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const ROUNDS = Number(opt('rounds', '1'));
@@ -286,7 +288,9 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+if (SHARDED) require('./sharded.cjs');
+else
+  main().catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  });

@@ -53,6 +53,7 @@ const TAG_SCHEMA = 2;
 const NEUTRAL_SCHEMA = 'information_schema';
 const TAG_CHARSET = 3;
 const TAG_PREPARE = 4;
+const TAG_BEGIN = 5;
 const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
 
 export class BackendExchange implements ResponseSink, ParkedHolder {
@@ -64,6 +65,14 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   pin: PinCause | null = null;
   /** The epoch the pinned session keeps until the pin ends. */
   pinnedEpoch: EdgeEpoch | null = null;
+  /** The shard of the pinned connection (meaningful while `pin` is set): statements routed elsewhere are refused. */
+  pinShard: string | null = null;
+  /** The shard the current (or last) command runs on. */
+  shard = '';
+  /** A transaction opener the edge answered itself (sharding): sent before the command, which then holds the transaction. */
+  beginPrelude: string | null = null;
+  /** The command's transaction opener ran: the transaction is open whatever the command itself answers. */
+  private opened = false;
   /** The server said a transaction is open (or autocommit off) after the last statement. */
   private inTransaction = false;
   kind: CommandKind = 'query';
@@ -105,7 +114,12 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.packet = packet;
     this.span = span;
     this.fellBack = false;
-    if (this.pin !== null && this.conn !== null) return this.begin();
+    this.opened = false;
+    if (this.pin !== null && this.conn !== null) {
+      this.shard = this.pinShard ?? this.shard;
+      return this.begin();
+    }
+    this.shard = (this.plan as Plan).shard;
     this.acquire(this.plan as Plan);
   }
 
@@ -221,6 +235,12 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       this.charsetSent = owner.charsetKey;
       this.pendingPreludes++;
     }
+    if (this.beginPrelude !== null) {
+      parts.push(queryPacket(this.beginPrelude));
+      conn.expect(Command.Query, Mode.Swallow, TAG_BEGIN, this);
+      this.beginPrelude = null;
+      this.pendingPreludes++;
+    }
     if (this.pendingPreludes > 0) return this.flush(conn);
     this.sendMain(conn);
   }
@@ -334,6 +354,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (summary.err) this.preludeError ??= summary.err;
     else if (tag === TAG_SCHEMA) conn.schema = this.schemaSent;
     else if (tag === TAG_CHARSET) conn.charsetKey = this.charsetSent;
+    else if (tag === TAG_BEGIN) this.inTransaction = this.opened = true;
     if (--this.pendingPreludes > 0) return;
     if (this.preludeError) return this.forwardError(this.preludeError);
     this.sendMain(conn);
@@ -375,11 +396,12 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const wanted = this.plan?.pin ?? null;
     if (ok && (this.kind === 'query' || this.kind === 'execute')) this.inTransaction = holds;
     // the statements of a multi-statement request before a failing one ran (a BEGIN, a SET @v): keep what they wanted
-    const ran = ok || (this.classification?.statementCount ?? 1) > 1;
+    const ran = ok || this.opened || (this.classification?.statementCount ?? 1) > 1;
     if (this.pin === null) {
       const cause = ran && wanted !== null ? wanted : holds ? 'implicit_transaction' : null;
       if (cause === null) return;
       this.pin = cause;
+      this.pinShard = this.shard;
       this.pinnedEpoch = this.owner.epoch;
       this.owner.edge.metrics.pins.inc({ cause });
       return;
@@ -503,7 +525,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   connectionFailed(err: DbproxyError, lastSeq: number): void {
     const conn = this.conn as BackendConnection;
     const reason = err.code === 'DBP_ERR_MYSQLEDGE_RESULT_TOO_LARGE' ? 'result_too_large' : err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'protocol';
-    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason });
+    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason, shard: this.shard });
     this.fail(err, lastSeq);
   }
 
@@ -515,7 +537,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   idleLost(err: DbproxyError, farewell: ServerFarewell | null): void {
     const conn = this.conn;
     if (this.packet !== null || this.pin === null || conn === null) return; // a command about to run fails on its own
-    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason: 'lost' });
+    this.owner.edge.metrics.backendFailures.inc({ backend: conn.backend, reason: 'lost', shard: this.shard });
     const server = farewell?.err;
     const wire = server ? { code: server.code, sqlState: server.sqlState ?? 'HY000', message: server.message } : toMysqlError(MysqlEdgeErrors.pinLost(this.pin, err.message));
     this.pin = null;

@@ -64,7 +64,13 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   encoding: BufferEncoding = 'utf8';
   autocommit = true;
   secure = false;
-  lastWriteAt = 0;
+  /** When this session last wrote on each shard: the read-after-write window is per shard. */
+  private readonly lastWriteAt = new Map<string, number>();
+  /**
+   * With sharding, a BEGIN / START TRANSACTION the edge answered itself: it is sent (as it was
+   * written) before the next statement, on that statement's shard, which the transaction then keeps.
+   */
+  pendingBegin: string | null = null;
   /** The open transaction wrote: its end opens the read-after-write window again (the commit is when others can see the write). */
   transactionWrote = false;
   /** When the current state's deadline passes (coarse clock ms); 0 = none. */
@@ -127,6 +133,10 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     return this.ex;
   }
 
+  get closed(): boolean {
+    return this.state === 'closed';
+  }
+
   get pinned(): boolean {
     return this.ex !== null && this.ex.pin !== null;
   }
@@ -137,16 +147,18 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     return (this.epoch = this.edge.epoch());
   }
 
-  /** True while reads must go to the primary after this session's last write. */
-  readAfterWrite(): boolean {
-    if (this.lastWriteAt === 0) return false;
-    if (Date.now() - this.lastWriteAt < this.epoch.limits.readAfterWriteMs) return true;
-    this.lastWriteAt = 0;
+  /** True while reads of `shard` must go to its primary after this session's last write there. */
+  readAfterWrite(shard: string): boolean {
+    if (this.lastWriteAt.size === 0) return false;
+    const at = this.lastWriteAt.get(shard);
+    if (at === undefined) return false;
+    if (Date.now() - at < this.epoch.limits.readAfterWriteMs) return true;
+    this.lastWriteAt.delete(shard);
     return false;
   }
 
-  noteWrite(): void {
-    if (this.epoch.limits.readAfterWriteMs > 0) this.lastWriteAt = Date.now();
+  noteWrite(shard: string): void {
+    if (this.epoch.limits.readAfterWriteMs > 0) this.lastWriteAt.set(shard, Date.now());
   }
 
   charsetStatement(): string {
@@ -322,6 +334,12 @@ export class ClientSession implements LoginHost, ExchangeOwner {
 
   commandDone(fatal: boolean): void {
     this.currentSql = null;
+    const ex = this.ex;
+    // a pending transaction opener is spent once it went out with a command (whatever the answer)
+    if (ex !== null && this.pendingBegin !== null) {
+      if (ex.beginPrelude === null) this.pendingBegin = null;
+      ex.beginPrelude = null;
+    }
     // the response is complete: nothing more of this session's is read from the connection, which
     // may already serve another session (released, parked, stolen), so it must not stay paused
     this.resumeBackend();
@@ -348,7 +366,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   status(): number {
-    return sessionStatus(this.autocommit, this.pinned && this.ex?.pin !== 'session_state' && this.ex?.pin !== 'cursor');
+    return sessionStatus(this.autocommit, this.pendingBegin !== null || (this.pinned && this.ex?.pin !== 'session_state' && this.ex?.pin !== 'cursor'));
   }
 
   /** A command refused by the edge: ERR, the session stays. */
@@ -437,7 +455,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.charsetSql = null;
     this.charsetKey = collationKey(this.collation);
     this.autocommit = true;
-    this.lastWriteAt = 0;
+    this.lastWriteAt.clear();
+    this.pendingBegin = null;
     this.transactionWrote = false;
   }
 

@@ -34,6 +34,8 @@ export interface PlanContext {
   readonly readAfterWrite: boolean;
   readonly defaultShard: string;
   readonly multiStatements: 'reject' | 'primary';
+  /** The shard the statement runs on, when the caller resolved it (src/sharding/shard-target.ts). */
+  readonly shard?: string;
 }
 
 export type PlanResult = Plan | DbproxyError;
@@ -59,9 +61,9 @@ function shardOf(route: SqlRoute, ctx: PlanContext): string | DbproxyError {
       return ctx.defaultShard;
     case 'shards':
       if (decision.shards.length === 1) return decision.shards[0] as string;
-      return MysqlEdgeErrors.shardUnsupported('statements spanning several shards need sharding support (not in this build)');
+      return MysqlEdgeErrors.shardKeysSpread('?', decision.shards.join(', '));
     case 'all_shards':
-      return MysqlEdgeErrors.shardUnsupported(`statements on every shard need sharding support (not in this build): ${decision.reason}`);
+      return MysqlEdgeErrors.shardKeysSpread('?', `every shard: ${decision.reason}`);
     case 'reject':
       return decision.error;
   }
@@ -71,7 +73,7 @@ function shardOf(route: SqlRoute, ctx: PlanContext): string | DbproxyError {
 export function planStatement(route: SqlRoute, ctx: PlanContext): PlanResult {
   const c = route.classification;
   if (c.statementCount > 1 && ctx.multiStatements === 'reject') return MysqlEdgeErrors.multiStatement();
-  const shard = shardOf(route, ctx);
+  const shard = ctx.shard ?? shardOf(route, ctx);
   if (typeof shard !== 'string') return shard;
   const pin = pinCauseOf(c);
   const write = c.family === 'write' || c.family === 'ddl';
@@ -92,9 +94,9 @@ export function planStatement(route: SqlRoute, ctx: PlanContext): PlanResult {
 /** COM_FIELD_LIST / COM_STATISTICS / COM_INIT_DB: metadata reads and the schema switch. */
 export function planCommand(kind: 'metadata' | 'schema', ctx: PlanContext): Plan {
   if (ctx.listener === 'read_only' || (kind === 'metadata' && !ctx.readAfterWrite)) {
-    return { role: 'replica', reserved: false, pin: null, label: 'replica', shard: ctx.defaultShard, write: false };
+    return { role: 'replica', reserved: false, pin: null, label: 'replica', shard: ctx.shard ?? ctx.defaultShard, write: false };
   }
-  return { role: 'primary', reserved: false, pin: null, label: kind === 'metadata' ? 'read_after_write' : 'primary', shard: ctx.defaultShard, write: false };
+  return { role: 'primary', reserved: false, pin: null, label: kind === 'metadata' ? 'read_after_write' : 'primary', shard: ctx.shard ?? ctx.defaultShard, write: false };
 }
 
 /** Unsafe reasons that mean a statement may leave session state behind, or that the edge cannot tell. */

@@ -15,6 +15,9 @@ import { setOption } from './set-option';
 import { executeHold, isHoldError, queryHold } from '../fanout/session-hooks';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
 import { StatementRegistry, type StatementSource } from './statement-registry';
+import type { DbproxyError } from '@dbproxy/util';
+import { refusalReason, shardTarget } from '../sharding/shard-target';
+import { runEveryShard, type EveryShard, type EveryShardCommand } from '../sharding/every-shard-read';
 
 export interface PendingPrepare {
   readonly id: number;
@@ -25,21 +28,99 @@ export interface PendingPrepare {
 
 const CURSOR_FLAGS = 0x07; // CURSOR_TYPE_READ_ONLY | FOR_UPDATE | SCROLLABLE
 
-/** The plan for a statement; unsharded ones are cached per classification, listener, window and replica eligibility. */
-function plan(s: ClientSession, route: SqlRoute): PlanResult {
+/**
+ * The plan for a statement (or the shards of a keyless read that runs on every shard); unsharded
+ * ones on the default shard are cached per classification, listener, window and replica eligibility.
+ */
+function plan(s: ClientSession, route: SqlRoute): PlanResult | EveryShard {
   const e = s.epoch;
-  const readAfterWrite = s.readAfterWrite();
-  const unsharded = route.decision.kind === 'unsharded';
+  let shard = e.defaultShard;
+  let unsharded = route.decision.kind === 'unsharded';
+  // without sharding rules a user limited by users.shards still reaches only its shards
+  if (e.sharding.active || (e.sharding.userShards.get(s.user)?.size ?? 0) > 0) {
+    const target = shardOnSession(s, route);
+    if (!('kind' in target)) return refuse(s, target);
+    if (target.kind === 'all') return target;
+    shard = target.shard;
+    unsharded = unsharded && shard === e.defaultShard;
+  }
+  const readAfterWrite = s.readAfterWrite(shard);
   const variant = (s.listener === 'read_only' ? 1 : 0) | (readAfterWrite ? 2 : 0) | (route.replicaEligible ? 4 : 0);
   let variants = unsharded ? (e.plans.get(route.classification) as PlanResult[] | undefined) : undefined;
   const cached = variants?.[variant];
   if (cached !== undefined) return cached;
-  const planned = planStatement(route, { listener: s.listener, readAfterWrite, defaultShard: e.defaultShard, multiStatements: e.multiStatements });
+  const planned = planStatement(route, { listener: s.listener, readAfterWrite, defaultShard: e.defaultShard, multiStatements: e.multiStatements, shard });
   if (unsharded) {
     if (variants === undefined) e.plans.set(route.classification, (variants = []));
     variants[variant] = planned;
   }
   return planned;
+}
+
+/** A refusal by shard routing: counted by reason, then the client's ERR. */
+function refuse(s: ClientSession, err: DbproxyError): DbproxyError {
+  s.edge.metrics.shardRefusals.inc({ reason: refusalReason(err.code) });
+  return err;
+}
+
+/**
+ * The shard target of a statement on this session: a pinned session (transaction, session state)
+ * stays on its shard, so a statement routed elsewhere is refused; users.shards limits the rest.
+ */
+function shardOnSession(s: ClientSession, route: SqlRoute): DbproxyError | { kind: 'one'; shard: string } | EveryShard {
+  const e = s.epoch;
+  const target = shardTarget(route, e.defaultShard, e.sharding);
+  if (target.kind === 'refused') return target.error;
+  const ex = s.runningExchange();
+  const pinShard = s.pinned && ex !== null ? ex.pinShard : null;
+  if (target.kind === 'all') {
+    if (pinShard !== null || s.pendingBegin !== null) return MysqlEdgeErrors.shardTransaction('every shard (a keyless read)', pinShard ?? 'of its first statement');
+    for (const shard of target.shards) if (!userReaches(s, shard)) return MysqlEdgeErrors.shardDenied(s.user, shard);
+    return { kind: 'all', shards: target.shards };
+  }
+  let shard = target.shard;
+  if (pinShard !== null) {
+    if (target.follows) shard = pinShard;
+    else if (shard !== pinShard) return MysqlEdgeErrors.shardTransaction(shard, pinShard);
+  } else if (target.follows && route.classification.tables.length === 0 && !userReaches(s, shard)) {
+    // a statement that reads no table (SELECT 1, @@version) runs on a shard the user may reach
+    shard = [...(e.sharding.userShards.get(s.user) as ReadonlySet<string>)][0] as string;
+  }
+  if (!userReaches(s, shard)) return MysqlEdgeErrors.shardDenied(s.user, shard);
+  return { kind: 'one', shard };
+}
+
+function userReaches(s: ClientSession, shard: string): boolean {
+  const allowed = s.epoch.sharding.userShards.get(s.user);
+  return allowed === undefined || allowed.size === 0 || allowed.has(shard);
+}
+
+/** A transaction opener the edge holds until the next statement, which then holds the transaction on its shard's primary. */
+function withOpener(s: ClientSession, planned: Plan): Plan {
+  if (s.pendingBegin === null || s.pinned) return planned;
+  if (s.listener === 'read_only') return { ...planned, pin: planned.pin ?? 'transaction', pipelinable: false };
+  return { ...planned, role: 'primary', reserved: true, pin: planned.pin ?? 'transaction', label: 'primary', pipelinable: false };
+}
+
+/**
+ * With sharding, BEGIN is answered by the edge and sent later with the transaction's first
+ * statement, on that statement's shard; a COMMIT or ROLLBACK of a transaction that ran nothing is
+ * answered too. True when the edge answered.
+ */
+function deferredTransaction(s: ClientSession, route: SqlRoute, sql: string): boolean {
+  const c = route.classification;
+  if (!s.epoch.sharding.active || s.pinned || c.statementCount !== 1) return false;
+  if (c.transaction === 'begin') {
+    s.pendingBegin = sql;
+    s.replyOk();
+    return true;
+  }
+  if (s.pendingBegin !== null && (c.transaction === 'commit' || c.transaction === 'rollback')) {
+    s.pendingBegin = null;
+    s.replyOk();
+    return true;
+  }
+  return false;
 }
 
 function statementId(p: MysqlPacket, min: number): number {
@@ -95,22 +176,43 @@ function query(s: ClientSession, p: MysqlPacket): void {
   // as the server does: several statements only for a client that asked for them
   if (route.classification.statementCount > 1 && !s.has(Capability.MultiStatements)) return s.fail(MysqlEdgeErrors.multiStatementNotRequested());
   if (isKill(route.classification.command, route.classification.statementCount, sql)) return killCommand(s, sql, route.classification.statementCount);
+  if (deferredTransaction(s, route, sql)) return;
   const planned = plan(s, route);
+  if (isEveryShard(planned)) return readEveryShard(s, { kind: 'query', packet: p }, route, planned.shards);
   if (!isPlan(planned)) return s.fail(planned);
   const ex = s.exchange();
+  const opened = withOpener(s, planned);
   // fanout (src/fanout): copies of DML on fanout tables, merged SHOW WARNINGS
-  const hold = queryHold(s, p, sql, route, planned, ex.pin);
+  const hold = queryHold(s, p, sql, route, opened, ex.pin);
   if (isHoldError(hold)) return s.fail(hold);
   ex.hold = hold;
-  ex.plan = planned;
+  ex.plan = opened;
+  ex.beginPrelude = s.pinned ? null : s.pendingBegin;
   ex.classification = route.classification;
   ex.statement = null;
   s.currentSql = sql;
   s.runOnBackend(p, 'query', route);
 }
 
-function isPlan(result: PlanResult): result is Plan {
+/** A keyless read under multi_shard = "all_shards": on every shard, rows concatenated (sharding/every-shard-read.ts). */
+function readEveryShard(s: ClientSession, command: EveryShardCommand, route: SqlRoute, shards: readonly string[]): void {
+  s.edge.metrics.allShardReads.inc();
+  s.currentSql = null;
+  s.transition('exchanging', `every shard: ${route.fingerprint.hash}`);
+  s.deadline = Date.now() + s.epoch.limits.queryTimeoutMs;
+  runEveryShard(s, command, shards, s.replySeq).catch((err: unknown) => {
+    if (s.state === 'closed') return;
+    s.fail(err);
+    s.commandDone(false);
+  });
+}
+
+function isPlan(result: PlanResult | EveryShard): result is Plan {
   return 'role' in result;
+}
+
+function isEveryShard(result: PlanResult | EveryShard): result is EveryShard {
+  return 'kind' in result && result.kind === 'all';
 }
 
 function execute(s: ClientSession, p: MysqlPacket): void {
@@ -125,8 +227,14 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   if (!noteExecuteTypes(p.payload, statement)) return s.fail(MysqlEdgeErrors.missingTypes(id));
   const epoch = s.currentEpoch();
   const route = statement.fixedRoute ?? epoch.router.routePrepared(statement.prepared, parameterValues(s, p, statement.paramCount, statement.types, statement.longDataParams));
-  let planned = plan(s, route);
-  if (!isPlan(planned)) return s.fail(planned);
+  const result = plan(s, route);
+  if (isEveryShard(result)) {
+    // a cursor or long data would hold one shard's connection: not merged
+    if ((p.payload[5] as number) & CURSOR_FLAGS || statement.longData !== null) return s.fail(refuse(s, MysqlEdgeErrors.shardMerge(result.shards.join(', '), 'a cursor or long data; execute without them')));
+    return readEveryShard(s, { kind: 'execute', packet: p, statement }, route, result.shards);
+  }
+  if (!isPlan(result)) return s.fail(result);
+  let planned = withOpener(s, result);
   if ((p.payload[5] as number) & CURSOR_FLAGS && !s.pinned) planned = { ...planned, pin: 'cursor', reserved: planned.role === 'primary', pipelinable: false };
   const ex = s.exchange();
   // fanout (src/fanout): copies of DML on fanout tables
@@ -134,6 +242,7 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   if (isHoldError(hold)) return s.fail(hold);
   ex.hold = hold;
   ex.plan = planned;
+  ex.beginPrelude = s.pinned ? null : s.pendingBegin;
   ex.classification = route.classification;
   ex.statement = statement;
   s.runOnBackend(p, 'execute', route);
@@ -163,15 +272,26 @@ function prepare(s: ClientSession, p: MysqlPacket): void {
   const unbound = epoch.router.routePrepared(prepared, []);
   const c = unbound.classification;
   const fixed = unbound.decision.kind === 'unsharded' && c.transaction !== 'autocommit_on' && c.transaction !== 'autocommit_off' ? unbound : null;
-  const replica = s.listener === 'read_only' || (unbound.replicaEligible && !s.readAfterWrite());
+  const shard = prepareShard(s);
+  const replica = s.listener === 'read_only' || (unbound.replicaEligible && !s.readAfterWrite(shard));
   // the client's bytes are kept as sent: a re-prepare elsewhere must not re-encode them (SET NAMES is not reflected in s.encoding)
   s.pendingPrepare = { id, source: { sql: Buffer.from(p.payload.subarray(1)), schema: s.schema, charsetKey: s.charsetKey }, prepared, fixed };
   const ex = s.exchange();
-  ex.plan = { role: replica ? 'replica' : 'primary', reserved: false, pin: null, label: replica ? 'replica' : 'primary', shard: epoch.defaultShard, write: false };
+  ex.plan = { role: replica ? 'replica' : 'primary', reserved: false, pin: null, label: replica ? 'replica' : 'primary', shard, write: false };
   ex.classification = null;
   ex.statement = null;
   ex.prepareId = id;
   s.runOnBackend(p, 'prepare', unbound);
+}
+
+/**
+ * Where COM_STMT_PREPARE runs (for its metadata; every execute prepares the statement again lazily
+ * on the shard it routes to): the default shard, or one the user may reach.
+ */
+function prepareShard(s: ClientSession): string {
+  const e = s.epoch;
+  if (userReaches(s, e.defaultShard)) return e.defaultShard;
+  return [...(e.sharding.userShards.get(s.user) as ReadonlySet<string>)][0] as string;
 }
 
 function longData(s: ClientSession, p: MysqlPacket): void {
@@ -209,7 +329,7 @@ function initDb(s: ClientSession, p: MysqlPacket): void {
   const epoch = s.currentEpoch();
   s.pendingSchema = p.payload.toString(s.encoding, 1);
   const ex = s.exchange();
-  ex.plan = planCommand('schema', { listener: s.listener, readAfterWrite: s.readAfterWrite(), defaultShard: epoch.defaultShard, multiStatements: epoch.multiStatements });
+  ex.plan = planCommand('schema', { listener: s.listener, readAfterWrite: s.readAfterWrite(epoch.defaultShard), defaultShard: epoch.defaultShard, multiStatements: epoch.multiStatements, shard: prepareShard(s) });
   ex.classification = null;
   ex.statement = null;
   s.runOnBackend(p, 'init-db', null);
@@ -218,7 +338,7 @@ function initDb(s: ClientSession, p: MysqlPacket): void {
 function metadata(s: ClientSession, p: MysqlPacket, kind: 'field-list' | 'statistics'): void {
   const epoch = s.currentEpoch();
   const ex = s.exchange();
-  ex.plan = planCommand('metadata', { listener: s.listener, readAfterWrite: s.readAfterWrite(), defaultShard: epoch.defaultShard, multiStatements: epoch.multiStatements });
+  ex.plan = planCommand('metadata', { listener: s.listener, readAfterWrite: s.readAfterWrite(epoch.defaultShard), defaultShard: epoch.defaultShard, multiStatements: epoch.multiStatements, shard: prepareShard(s) });
   ex.classification = null;
   ex.statement = null;
   s.runOnBackend(p, kind, null);
@@ -260,7 +380,7 @@ export function applyStatementResponse(s: ClientSession, kind: CommandKind, summ
 
 function afterStatement(s: ClientSession, summary: ResponseSummary, ex: BackendExchange, conn: BackendConnection): void {
   s.autocommit = hasFlag(summary.statusFlags, ServerStatus.Autocommit);
-  if (s.listener === 'read_write') noteWrites(s, ex.plan?.write === true, holdsTransaction(summary));
+  if (s.listener === 'read_write') noteWrites(s, ex.shard, ex.plan?.write === true, holdsTransaction(summary));
   const effect = ex.classification?.session;
   if (effect?.kind !== 'replay' || s.currentSql === null) return;
   if (effect.setting === 'database') {
@@ -280,8 +400,8 @@ function afterStatement(s: ClientSession, summary: ResponseSummary, ex: BackendE
  * (COMMIT, or anything that commits implicitly): a long transaction's reads right after its
  * commit go to the primary too.
  */
-function noteWrites(s: ClientSession, write: boolean, inTransaction: boolean): void {
-  if (write || (s.transactionWrote && !inTransaction)) s.noteWrite();
+function noteWrites(s: ClientSession, shard: string, write: boolean, inTransaction: boolean): void {
+  if (write || (s.transactionWrote && !inTransaction)) s.noteWrite(shard);
   s.transactionWrote = inTransaction && (write || s.transactionWrote);
 }
 
