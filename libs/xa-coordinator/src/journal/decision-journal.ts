@@ -136,7 +136,7 @@ export class DecisionJournal {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.flushing;
+    while (this.flushing) await this.flushing;
     this.closed = true;
     await this.handle.close();
     this.lock.release();
@@ -146,7 +146,16 @@ export class DecisionJournal {
     if (this.closed) return Promise.reject(XaErrors.journalClosed(this.path));
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ frame: encodeRecord(record), durable, resolve, reject });
-      if (!this.flushing) this.flushing = this.flushLoop().finally(() => (this.flushing = undefined));
+      this.kick();
+    });
+  }
+
+  /** Starts the flush loop unless it runs; records queued while it winds down start it again. */
+  private kick(): void {
+    if (this.flushing) return;
+    this.flushing = this.flushLoop().finally(() => {
+      this.flushing = undefined;
+      if (this.pending.length > 0) this.kick();
     });
   }
 
