@@ -5,7 +5,6 @@ export const XaErrors = {
   journalLocked: createError<[string, string]>('DBP_ERR_XA_JOURNAL_LOCKED', 'XA journal %s is in use by another coordinator (%s); only one coordinator may write a journal'),
   journalCorrupt: createError<[string, string]>('DBP_ERR_XA_JOURNAL_CORRUPT', 'XA journal %s cannot be read: %s'),
   journalClosed: createError<[string]>('DBP_ERR_XA_JOURNAL_CLOSED', 'XA journal %s is closed'),
-  disabled: createError('DBP_ERR_XA_DISABLED', 'the XA path is off ([mysql.xa] enabled = false)'),
   busy: createError<[number]>('DBP_ERR_XA_BUSY', 'the coordinator already runs %d XA transactions (mysql.xa.max_in_flight)'),
   badStatement: createError<[string]>('DBP_ERR_XA_STATEMENT_NOT_ALLOWED', 'the XA path runs exactly one INSERT, UPDATE, DELETE or REPLACE statement: %s'),
   unknownParticipant: createError<[string, string]>('DBP_ERR_XA_UNKNOWN_PARTICIPANT', 'participant %s of shard %s is not a configured MySQL shard primary'),
