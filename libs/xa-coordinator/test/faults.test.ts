@@ -93,4 +93,25 @@ describe('xa-coordinator killed with SIGKILL', () => {
     expect(await ids(p.p1)).toEqual([]);
     expect(await ids(p.p2)).toEqual([]);
   });
+
+  it('a participant killed with SIGKILL after the decision: the requester gets the commit, recovery commits that participant once it is back', async () => {
+    const setup = await writeCoordinatorConfig(p, dir.path, 'participant_concurrency = 1');
+    const c = await startCoordinator(setup, 'after-decision:1:pause=3000');
+    running.push(c);
+    const answer = req.client.execute({ statement: "INSERT INTO xa_test.items VALUES (31, 'z')", participants: BOTH, deadlineMs: 5000 });
+    await waitFor(() => c.output().includes('xa test fault point reached'), { timeoutMs: 20_000, intervalMs: 50, description: 'decision journalled' });
+    expect(xaRecover(p.p2)).toHaveLength(1);
+    await p.p2.kill();
+    const result = await answer;
+    expect(result.allConfirmed).toBe(false);
+    expect(result.outcomes.map((o) => [o.backend, o.outcome])).toEqual([
+      ['p1', 'committed'],
+      ['p2', 'unknown'],
+    ]);
+    expect(await ids(p.p1)).toEqual([31]);
+    await p.p2.start();
+    await waitFor(async () => xaRecover(p.p2).length === 0 && (await ids(p.p2)).includes(31), { timeoutMs: 15_000, intervalMs: 200, description: 'recovery committed p2' });
+    expect(await ids(p.p2)).toEqual([31]);
+    expect(xaRecover(p.p1)).toEqual([]);
+  });
 });

@@ -4,7 +4,10 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
+import { createBus } from '@dbproxy/bus';
+import { startTestRuntime } from '@dbproxy/runtime/testing';
 import { freePort, tmpDir, type TempDir } from '@dbproxy/testing';
+import { XaClient, xaCoordinatorService } from '../src';
 import {
   BOTH,
   clearTables,
@@ -160,5 +163,22 @@ describe('xa-coordinator on two MariaDB primaries', () => {
     const again = cli('commit', 'foreign-tm-1');
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('no participant holds a prepared branch of foreign-tm-1');
+  });
+
+  it('serves dbproxy.xa.execute on the embedded bus when it runs in this process (the all-in-one path)', async () => {
+    const adminPort = await freePort();
+    const config = `[telemetry]\nlog_level = "warn"\n[proxy.admin]\nxa_coordinator = "127.0.0.1:${adminPort}"\n[mysql.xa]\nenabled = true\njournal_path = "${join(dir.path, 'embedded', 'journal')}"\n[[mysql_backends]]\nname = "p1"\naddress = "${p.p1.host}:${p.p1.port}"\nrole = "primary"\nshard = "s1"\n[[mysql_backends]]\nname = "p2"\naddress = "${p.p2.host}:${p.p2.port}"\nrole = "primary"\nshard = "s2"\n`;
+    const test = await startTestRuntime({ name: 'xa-embedded', services: [xaCoordinatorService], config });
+    const edgeBus = createBus({ name: 'edge-in-process' });
+    try {
+      const result = await new XaClient(edgeBus, { requestedBy: 'edge' }).execute({ statement: "INSERT INTO xa_test.items VALUES (5, 'e')", participants: BOTH, deadlineMs: 5000 });
+      expect(result.allConfirmed).toBe(true);
+      expect(await ids(p.p1)).toEqual([5]);
+      expect(await ids(p.p2)).toEqual([5]);
+      expect(await test.metric('dbproxy_xa_journal_decisions_total')).toBe(1);
+    } finally {
+      await edgeBus.close();
+      await test.stop();
+    }
   });
 });
