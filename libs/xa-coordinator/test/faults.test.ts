@@ -4,7 +4,7 @@
 // waiting got an error, never a false OK. Also a torn tail cut into the last commit record.
 import { statSync, truncateSync } from 'node:fs';
 import { tmpDir, waitFor, type TempDir } from '@dbproxy/testing';
-import { BOTH, clearTables, ids, requester, startCoordinator, startParticipants, writeCoordinatorConfig, xaRecover, type CoordinatorProcess, type CoordinatorSetup, type Participants } from './support';
+import { BOTH, clearTables, forgetConfig, ids, rollbackLeftovers, requester, startCoordinator, startParticipants, writeCoordinatorConfig, xaRecover, type CoordinatorProcess, type CoordinatorSetup, type Participants } from './support';
 
 jest.setTimeout(180_000);
 
@@ -40,9 +40,12 @@ describe('xa-coordinator killed with SIGKILL', () => {
   beforeEach(async () => {
     dir = await tmpDir('xa-faults');
     await clearTables(p);
+    await forgetConfig(req.bus);
   });
   afterEach(async () => {
     for (const c of running.splice(0)) await c.kill9();
+    if (p.p2.pid === undefined) await p.p2.start();
+    for (const s of [p.p1, p.p2]) await rollbackLeftovers(s);
     await dir.remove();
   });
 
@@ -50,7 +53,7 @@ describe('xa-coordinator killed with SIGKILL', () => {
   async function killAt(setup: CoordinatorSetup, fault: string, id: number): Promise<unknown> {
     const c = await startCoordinator(setup, fault);
     running.push(c);
-    const answer = req.client.execute({ statement: `INSERT INTO xa_test.items VALUES (${id}, 'x')`, participants: BOTH, deadlineMs: 3000 }).then(
+    const answer = req.client.execute({ statement: `INSERT INTO xa_test.items VALUES (${id}, 'x')`, participants: BOTH, deadlineMs: 5000 }).then(
       (ok) => ({ ok }),
       (error: unknown) => ({ error }),
     );
@@ -63,7 +66,7 @@ describe('xa-coordinator killed with SIGKILL', () => {
     const setup = await writeCoordinatorConfig(p, dir.path, 'participant_concurrency = 1');
     const answer = await killAt(setup, fault, 11);
     expect(answer).toMatchObject({ error: { code: 'DBP_ERR_BUS_TIMEOUT' } });
-    await waitFor(() => xaRecover(p.p1).length === preparedAtKill[0] && xaRecover(p.p2).length === preparedAtKill[1], { timeoutMs: 5000, description: 'branches as left at the kill' });
+    await waitFor(() => xaRecover(p.p1).length === preparedAtKill[0] && xaRecover(p.p2).length === preparedAtKill[1], { timeoutMs: 15_000, intervalMs: 200, description: 'branches as left at the kill' });
     const restarted = await startCoordinator(setup);
     running.push(restarted);
     expect(xaRecover(p.p1)).toEqual([]);
@@ -96,7 +99,7 @@ describe('xa-coordinator killed with SIGKILL', () => {
 
   it('a participant killed with SIGKILL after the decision: the requester gets the commit, recovery commits that participant once it is back', async () => {
     const setup = await writeCoordinatorConfig(p, dir.path, 'participant_concurrency = 1');
-    const c = await startCoordinator(setup, 'after-decision:1:pause=3000');
+    const c = await startCoordinator(setup, 'after-decision:1:pause=4000');
     running.push(c);
     const answer = req.client.execute({ statement: "INSERT INTO xa_test.items VALUES (31, 'z')", participants: BOTH, deadlineMs: 5000 });
     await waitFor(() => c.output().includes('xa test fault point reached'), { timeoutMs: 20_000, intervalMs: 50, description: 'decision journalled' });

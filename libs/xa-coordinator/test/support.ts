@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
-import { createBus, type Bus } from '@dbproxy/bus';
+import { createBus, KvRecords, openRecords, type Bus } from '@dbproxy/bus';
 import { freePort, startMariaDb, startNats, waitFor, type MariaDbServer, type NatsServer, type ReplicatedServers } from '@dbproxy/testing';
 import { FAULT_ENV, XaClient } from '../src';
 
@@ -63,6 +63,26 @@ export async function ids(server: MariaDbServer): Promise<number[]> {
   return (await query(server, 'SELECT id FROM xa_test.items ORDER BY id')).map((r) => Number(r['id']));
 }
 
+/**
+ * Rolls back every prepared branch a failed test left behind (its row locks would stall the next
+ * test's DELETE); a passing test leaves none.
+ */
+export async function rollbackLeftovers(server: MariaDbServer): Promise<void> {
+  if (server.pid === undefined) return;
+  const conn = await createConnection({ host: server.host, port: server.port, user: 'root', password: '', connectTimeout: 3000 });
+  try {
+    const [rows] = await conn.query<RowDataPacket[]>({ sql: 'XA RECOVER', typeCast: (field, next) => (field.name === 'data' ? field.buffer() : next()) });
+    for (const r of rows) {
+      const data = r['data'] as Buffer;
+      const g = Number(r['gtrid_length']);
+      const b = Number(r['bqual_length']);
+      await conn.query(`XA ROLLBACK X'${data.subarray(0, g).toString('hex')}',X'${data.subarray(g, g + b).toString('hex')}',${Number(r['formatID'])}`);
+    }
+  } finally {
+    await conn.end().catch(() => conn.destroy());
+  }
+}
+
 /** XA RECOVER through the mariadb CLI: the gtrid+bqual data of every prepared branch. */
 export function xaRecover(server: MariaDbServer): string[] {
   const r = spawnSync('mariadb', ['-h', server.host, '-P', String(server.port), '-uroot', '--skip-ssl', '-N', '-B', '-e', 'XA RECOVER'], { encoding: 'utf8' });
@@ -80,7 +100,7 @@ export interface CoordinatorSetup {
   readonly configPath: string;
 }
 
-export async function writeCoordinatorConfig(p: Participants, dir: string, extra = '', backends?: string): Promise<CoordinatorSetup> {
+export async function writeCoordinatorConfig(p: Participants, dir: string, extra = '', backends?: string, connectTimeoutSeconds = 2): Promise<CoordinatorSetup> {
   const adminPort = await freePort();
   const journalPath = join(dir, 'xa', 'journal');
   const configPath = join(dir, `xa-${adminPort}.toml`);
@@ -93,7 +113,7 @@ log_level = "info"
 [proxy.admin]
 xa_coordinator = "127.0.0.1:${adminPort}"
 [mysql]
-connect_timeout_seconds = 2
+connect_timeout_seconds = ${connectTimeoutSeconds}
 [mysql.xa]
 enabled = true
 journal_path = "${journalPath}"
@@ -189,4 +209,12 @@ export const BOTH = [
 
 export async function getXa(c: CoordinatorProcess): Promise<{ coordinator: string; inDoubt: { xid: string; backend: string; ours: boolean; decision: string; ageSeconds: number | null }[] }> {
   return (await (await fetch(`${c.admin}/xa`)).json()) as never;
+}
+
+/**
+ * Deletes the configuration record on NATS: a coordinator started with --config follows the KV
+ * when it holds a configuration (the epoch design), so each test seeds its own backends.
+ */
+export async function forgetConfig(bus: Bus): Promise<void> {
+  await (await openRecords(bus, KvRecords.config)).delete({});
 }

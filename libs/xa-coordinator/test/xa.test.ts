@@ -3,7 +3,7 @@
 // waits for the first recovery pass, and a second coordinator on the same journal refuses to start.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { createBus } from '@dbproxy/bus';
 import { startTestRuntime } from '@dbproxy/runtime/testing';
 import { freePort, tmpDir, type TempDir } from '@dbproxy/testing';
@@ -11,9 +11,11 @@ import { XaClient, xaCoordinatorService } from '../src';
 import {
   BOTH,
   clearTables,
+  forgetConfig,
   getXa,
   ids,
   query,
+  rollbackLeftovers,
   requester,
   spawnCoordinator,
   startCoordinator,
@@ -45,10 +47,13 @@ describe('xa-coordinator on two MariaDB primaries', () => {
   beforeEach(async () => {
     dir = await tmpDir('xa');
     await clearTables(p);
+    await forgetConfig(req.bus);
   });
   afterEach(async () => {
     await coordinator?.kill9();
     coordinator = undefined;
+    if (p.p2.pid === undefined) await p.p2.start();
+    for (const s of [p.p1, p.p2]) await rollbackLeftovers(s);
     await dir.remove();
   });
 
@@ -106,24 +111,29 @@ describe('xa-coordinator on two MariaDB primaries', () => {
   });
 
   it('answers 503 on /readyz until the first recovery pass has finished', async () => {
-    // a participant that accepts TCP but never greets: its XA RECOVER waits out connect_timeout_seconds (2 s)
-    const silent = createServer(() => undefined);
+    // a participant that accepts TCP but never greets: its XA RECOVER waits out connect_timeout_seconds (8 s)
+    const held = new Set<Socket>();
+    const silent = createServer((socket) => held.add(socket));
     const silentPort = await freePort();
     await new Promise<void>((r) => silent.listen(silentPort, '127.0.0.1', r));
-    const backends = `[[mysql_backends]]\nname = "p1"\naddress = "${p.p1.host}:${p.p1.port}"\nrole = "primary"\nshard = "s1"\n[[mysql_backends]]\nname = "far"\naddress = "127.0.0.1:${silentPort}"\nrole = "primary"\nshard = "s2"`;
-    coordinator = spawnCoordinator(await writeCoordinatorConfig(p, dir.path, '', backends));
-    const seen: number[] = [];
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const res = await fetch(`${coordinator.admin}/readyz`).catch(() => undefined);
-      if (res) seen.push(res.status);
-      if (res?.status === 200) break;
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      const backends = `[[mysql_backends]]\nname = "p1"\naddress = "${p.p1.host}:${p.p1.port}"\nrole = "primary"\nshard = "s1"\n[[mysql_backends]]\nname = "far"\naddress = "127.0.0.1:${silentPort}"\nrole = "primary"\nshard = "s2"`;
+      coordinator = spawnCoordinator(await writeCoordinatorConfig(p, dir.path, '', backends, 8));
+      const seen: number[] = [];
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const res = await fetch(`${coordinator.admin}/readyz`).catch(() => undefined);
+        if (res) seen.push(res.status);
+        if (res?.status === 200) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(seen).toContain(503);
+      expect(seen.at(-1)).toBe(200);
+      expect((await getXa(coordinator)) as unknown).toMatchObject({ unreachable: [{ backend: 'far' }] });
+    } finally {
+      for (const socket of held) socket.destroy();
+      silent.close();
     }
-    expect(seen).toContain(503);
-    expect(seen.at(-1)).toBe(200);
-    expect((await getXa(coordinator)) as unknown).toMatchObject({ unreachable: [{ backend: 'far' }] });
-    silent.close();
   });
 
   it('refuses a second coordinator on the same journal with a clear message', async () => {
