@@ -1,6 +1,7 @@
 // The xa-coordinator service: opens the decision journal (single writer), serves
 // dbproxy.xa.execute, runs recovery at start and every recovery_interval_seconds, and answers
 // GET /xa on its admin HTTP (proxy.admin.xa_coordinator when it runs alone).
+import { SpanStatusCode } from '@opentelemetry/api';
 import { serveMessages, Subjects, type Subscription } from '@dbproxy/bus';
 import type { RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
 import { errorMessage } from '@dbproxy/util';
@@ -74,9 +75,19 @@ export const xaCoordinatorService: ServiceDefinition = {
     const stopRecovery = scheduleRecovery(ctx, recovery, settings.recoveryIntervalMs);
     const sub: Subscription = serveMessages(ctx.bus, Subjects.xaExecute.pattern(), async (request) => {
       const started = Date.now();
-      const reply = await tpc.execute(request, started);
-      metrics.transaction(reply.decision, (Date.now() - started) / 1000);
-      return reply;
+      // the handler runs in the trace context of the request's headers: this span continues the edge's
+      const span = ctx.tracer.startSpan('xa.execute', { attributes: { 'db.system': 'mysql', 'dbproxy.xa.participants': request.participants.length } });
+      try {
+        const reply = await tpc.execute(request, started);
+        span.setAttributes({ 'dbproxy.xa.xid': reply.xid, 'dbproxy.xa.decision': reply.decision });
+        metrics.transaction(reply.decision, (Date.now() - started) / 1000);
+        return reply;
+      } catch (err) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
+        throw err;
+      } finally {
+        span.end();
+      }
     });
     return {
       async drain(deadline: number) {
