@@ -19,6 +19,8 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/package.json ./package.json
 COPY bin ./bin
 COPY config ./config
+# the xa-coordinator's journal directory (a volume in compose, a PersistentVolumeClaim in k8s)
+RUN mkdir -p /var/lib/dbproxy/xa && chown node:node /var/lib/dbproxy/xa
 USER node
 EXPOSE 6033 6034 6432 6433 6380 6381 8080 9090 9101 9102 9103 9104 9105 9106 9107
 ENTRYPOINT ["node", "bin/dbproxy"]

@@ -1,8 +1,9 @@
 // The dbproxy command: the all-in-one launcher (`start` with no service runs them all in one
-// process) and `validate`.
+// process), `validate` and the xa-coordinator's operator commands (`xa`).
 import { runMain } from '@dbproxy/runtime';
 import { parseArgs, USAGE } from './cli/args';
 import { validateCommand } from './cli/validate';
+import { xaCommand } from './cli/xa';
 import { resolveServices, SERVICES } from './services';
 import { VERSION } from './version';
 
@@ -21,6 +22,9 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     case 'validate':
       process.exitCode = validateCommand(command.configPath, out, err);
+      return;
+    case 'xa':
+      process.exitCode = await xaCommand(command, out, err);
       return;
     case 'start':
     case 'worker': {

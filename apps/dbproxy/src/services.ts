@@ -5,8 +5,9 @@ import { pgEdgeService } from '@dbproxy/pg-edge';
 import { redisEdgeService } from '@dbproxy/redis-edge';
 import type { ServiceDefinition } from '@dbproxy/runtime';
 import { topologyService } from '@dbproxy/topology';
+import { xaCoordinatorService } from '@dbproxy/xa-coordinator';
 
-export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService, pgEdgeService, mysqlEdgeService, redisEdgeService];
+export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService, pgEdgeService, mysqlEdgeService, redisEdgeService, xaCoordinatorService];
 
 /** The definitions for `names` (all when empty), or the names that do not exist. */
 export function resolveServices(names: readonly string[]): { ok: true; services: ServiceDefinition[] } | { ok: false; unknown: string[] } {

@@ -28,12 +28,6 @@ const SAMPLES: Readonly<Record<string, string>> = {
   'mysql.cache.max_entry_bytes': '[mysql.cache]\nmax_entry_bytes = 100\n',
   'mysql.cache.tables': '[mysql.cache]\ntables = ["orders"]\n',
   'mysql.fanout[].mode': FANOUT,
-  'mysql.xa': '[mysql.xa]\nenabled = true\n',
-  'mysql.xa.enabled': '[mysql.xa]\nenabled = true\n',
-  'mysql.xa.journal_path': '[mysql.xa]\njournal_path = "/var/lib/xa"\n',
-  'mysql.xa.decision_timeout_seconds': '[mysql.xa]\ndecision_timeout_seconds = 3\n',
-  'mysql.xa.recovery_interval_seconds': '[mysql.xa]\nrecovery_interval_seconds = 3\n',
-  'proxy.admin.xa_coordinator': '[proxy.admin]\nxa_coordinator = "127.0.0.1:9997"\n',
   'proxy.admin.bgd_monitor': '[proxy.admin]\nbgd_monitor = "127.0.0.1:9995"\n',
   bgd_deployments: BGD,
   ...Object.fromEntries(

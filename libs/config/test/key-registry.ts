@@ -20,6 +20,7 @@ const REDIS_COMMAND = 'libs/redis-edge/src/command/command-edge.ts';
 const REDIS_ROUTES = 'libs/redis-edge/src/command/route-table.ts';
 const SHARD_MAP = 'libs/routing/src/shard-map.ts';
 const CONFIG_API = 'libs/config-api/src/service.ts';
+const XA_SETTINGS = 'libs/xa-coordinator/src/settings.ts';
 
 /** A shard map's keys under `prefix`, read by libs/routing's shardMapFromSettings. */
 function shardMapKeys(prefix: string): Record<string, string> {
@@ -40,6 +41,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'proxy.admin.redis_edge': REDIS_SERVICE,
   'proxy.admin.topology': 'libs/topology/src/service.ts',
   'proxy.admin.config_api': CONFIG_API,
+  'proxy.admin.xa_coordinator': 'libs/xa-coordinator/src/service.ts',
   'proxy.admin.request_timeout_seconds': RUNTIME,
   'proxy.tls': FRONTEND_TLS,
   'proxy.tls.mode': FRONTEND_TLS,
@@ -101,6 +103,14 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.pressure_margin': MYSQL_EPOCH,
   'mysql.allowed_functions': MYSQL_EPOCH,
   'mysql.max_parse_tokens': MYSQL_EPOCH,
+  'mysql.xa': XA_SETTINGS,
+  'mysql.xa.enabled': XA_SETTINGS,
+  'mysql.xa.journal_path': XA_SETTINGS,
+  'mysql.xa.decision_timeout_seconds': XA_SETTINGS,
+  'mysql.xa.recovery_interval_seconds': XA_SETTINGS,
+  'mysql.xa.group_commit': XA_SETTINGS,
+  'mysql.xa.participant_concurrency': XA_SETTINGS,
+  'mysql.xa.max_in_flight': XA_SETTINGS,
   'mysql.sharding': MYSQL_EPOCH,
   // every statement runs on this shard (the route planner's defaultShard)
   'mysql.sharding.default_shard': MYSQL_EPOCH,

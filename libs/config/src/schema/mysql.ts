@@ -55,6 +55,12 @@ export const mysqlXa = z
     journal_path: z.string().default('./data/xa-journal'),
     decision_timeout_seconds: positiveSeconds.default(10),
     recovery_interval_seconds: positiveSeconds.default(5),
+    /** Decisions that arrive while the journal's fsync runs share the next one (off: one fsync per decision). */
+    group_commit: z.boolean().default(true),
+    /** Participants one transaction works on at the same time (XA START … PREPARE, COMMIT). */
+    participant_concurrency: positiveInt.default(8),
+    /** Transactions the coordinator runs at once; more are refused with DBP_ERR_XA_BUSY. */
+    max_in_flight: positiveInt.default(256),
   })
   .strict();
 

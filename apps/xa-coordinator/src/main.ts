@@ -1,0 +1,13 @@
+// xa-coordinator as its own process: `node dist/apps/xa-coordinator/src/main.js --config FILE`.
+import { runMain } from '@dbproxy/runtime';
+import { xaCoordinatorService } from '@dbproxy/xa-coordinator';
+
+const args = process.argv.slice(2);
+const at = args.findIndex((a) => a === '--config' || a === '-c');
+const configPath = at >= 0 ? args[at + 1] : undefined;
+if (!configPath) {
+  process.stderr.write('usage: xa-coordinator --config FILE\n');
+  process.exitCode = 2;
+} else {
+  void runMain({ services: [xaCoordinatorService], configPath, version: '0.1.0', report: (line) => process.stderr.write(`${line}\n`) });
+}
