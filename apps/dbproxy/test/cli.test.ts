@@ -45,17 +45,18 @@ describe('dbproxy validate', () => {
     expect(stderr).toContain('mysql_backends[2].shard: shard "s1" has no primary');
   });
 
-  it('exits 2 on a sharding rule, which this build does not implement, naming the key', () => {
+  it('accepts a sharding rule over shards with backends and exits 2 naming the key of a shard without any', () => {
     const path = join(dir.path, 'sharded.toml');
-    writeFileSync(
-      path,
+    const rule = (shards: string) =>
       `[[mysql_backends]]\nname = "db"\naddress = "10.0.0.1:3306"\nrole = "primary"\n` +
-        `[[mysql.sharding.rules]]\ntable = "orders"\ncolumn = "customer_id"\nmap = { kind = "hash", shards = ["default"] }\n`,
-    );
+      `[[mysql.sharding.rules]]\ntable = "orders"\ncolumn = "customer_id"\nmap = { kind = "hash", shards = ${shards} }\n`;
+    writeFileSync(path, rule('["default"]'));
+    expect(dbproxy(['validate', '--config', path]).code).toBe(0);
+    writeFileSync(path, rule('["default", "s1"]'));
     const { code, stdout, stderr } = dbproxy(['validate', '--config', path]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toContain("mysql.sharding.rules: not implemented in this build yet (sharding rules land with issue 'Sharding in the edges')");
+    expect(stderr).toContain('mysql.sharding.rules[0].map.shards: shard "s1" has no backends in mysql_backends');
   });
 
   it('expands variables from the environment', () => {
