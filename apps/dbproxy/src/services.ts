@@ -1,4 +1,5 @@
 // Every service this build contains, by name: what `dbproxy start` can run.
+import { bgdMonitorService } from '@dbproxy/bgd-monitor';
 import { configApiService } from '@dbproxy/config-api';
 import { mysqlEdgeService } from '@dbproxy/mysql-edge';
 import { pgEdgeService } from '@dbproxy/pg-edge';
@@ -6,7 +7,7 @@ import { redisEdgeService } from '@dbproxy/redis-edge';
 import type { ServiceDefinition } from '@dbproxy/runtime';
 import { topologyService } from '@dbproxy/topology';
 
-export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService, pgEdgeService, mysqlEdgeService, redisEdgeService];
+export const SERVICES: readonly ServiceDefinition[] = [configApiService, topologyService, pgEdgeService, mysqlEdgeService, redisEdgeService, bgdMonitorService];
 
 /** The definitions for `names` (all when empty), or the names that do not exist. */
 export function resolveServices(names: readonly string[]): { ok: true; services: ServiceDefinition[] } | { ok: false; unknown: string[] } {

@@ -25,8 +25,6 @@ export const NOT_BUILT_KEYS: readonly NotBuiltKey[] = [
   { path: 'mysql.fanout', lands: FANOUT },
   { path: 'mysql.xa', lands: FANOUT },
   { path: 'proxy.admin.xa_coordinator', lands: `there is no xa-coordinator service yet; ${FANOUT}` },
-  { path: 'bgd_deployments', lands: "there is no bgd-monitor service yet; it lands with issue 'Blue/green monitor'" },
-  { path: 'proxy.admin.bgd_monitor', lands: "there is no bgd-monitor service yet; it lands with issue 'Blue/green monitor'" },
   { path: 'redis_backends[].tls', lands: "redis-edge connects to its backends in plaintext; backend TLS lands with issue 'TLS in redis-edge'" },
 ];
 

@@ -22,7 +22,7 @@ const act = (a: Record<string, unknown>) => ({ deployment: 'bg', actionId: 'x', 
 describe('BgdOverlay', () => {
   it('places targets as configured when no action applies', () => {
     const placements = new BgdOverlay().place(TARGETS, 0);
-    expect(placements.get('blue')).toEqual({ role: 'primary', shard: 'default', shunned: false, draining: false, dnsPin: null, connectAddress: 'blue.db.internal:3306' });
+    expect(placements.get('blue')).toEqual({ role: 'primary', shard: 'default', shunned: false, draining: false, dnsPin: null, servesReads: false, connectAddress: 'blue.db.internal:3306' });
   });
 
   it('shuns and unshuns known backends only', () => {

@@ -34,6 +34,7 @@ export function buildShards(
       shunned: placement.shunned,
       draining: placement.draining,
       dnsPin: placement.dnsPin,
+      ...(placement.servesReads ? { servesReads: true } : {}),
     });
   }
   return [...shards.values()];
