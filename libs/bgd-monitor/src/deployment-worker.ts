@@ -47,6 +47,7 @@ export class DeploymentWorker {
   private intervalMs: number;
   private last: { at: string; outcome: Record<string, unknown>; step: string } | null = null;
   private pending: DeploymentSettings | null = null;
+  private lastBlueTarget: ProbeTarget | null = null;
   private readonly poller = new TopologyPoller();
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
@@ -90,7 +91,7 @@ export class DeploymentWorker {
   }
 
   describe(): Record<string, unknown> {
-    const probe = this.direct ?? this.blueTarget(this.settings.blueWriter?.host ?? '');
+    const probe = this.direct ?? this.lastBlueTarget;
     return {
       name: this.settings.name,
       phase: this.phase,
@@ -127,7 +128,7 @@ export class DeploymentWorker {
 
   private async tick(): Promise<void> {
     if (this.pending) this.applyRefresh(this.pending);
-    const target = this.direct ?? this.blueTarget(await this.deps.resolve(this.settings.blueWriter?.host ?? ''));
+    const target = this.direct ?? (this.lastBlueTarget = this.blueTarget(await this.deps.resolve(this.settings.blueWriter?.host ?? '')));
     if (!target) {
       this.observe({ kind: 'query-error', detail: `cannot resolve ${this.settings.blueWriter?.host}` });
       return;
