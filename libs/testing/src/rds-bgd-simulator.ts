@@ -120,15 +120,15 @@ export class RdsBgdSimulation {
   async createTable(): Promise<void> {
     await this.onTopologyServers([
       'DROP TABLE IF EXISTS mysql.rds_topology',
-      'CREATE TABLE mysql.rds_topology (id INT PRIMARY KEY, endpoint VARCHAR(255), port INT, role VARCHAR(64), status VARCHAR(64), version VARCHAR(16))',
+      'CREATE TABLE mysql.rds_topology (id INT PRIMARY KEY, endpoint VARCHAR(255), port INT, role VARCHAR(64), status VARCHAR(64), version VARCHAR(16)) ENGINE=InnoDB',
     ]);
   }
 
-  /** Replaces the rows. */
+  /** Replaces the rows in one transaction (a poll sees the old rows or the new ones, never none). */
   async rows(rows: readonly TopologyRowSpec[]): Promise<void> {
     const esc = (v: string | null) => (v === null ? 'NULL' : `'${v.replace(/'/g, "''")}'`);
     const values = rows.map((r, i) => `(${i + 1}, ${esc(r.endpoint)}, ${this.port}, ${esc(r.role)}, ${esc(r.status)}, '1.0')`);
-    await this.onTopologyServers(['CREATE TABLE IF NOT EXISTS mysql.rds_topology (id INT PRIMARY KEY, endpoint VARCHAR(255), port INT, role VARCHAR(64), status VARCHAR(64), version VARCHAR(16))', 'DELETE FROM mysql.rds_topology', ...(values.length ? [`INSERT INTO mysql.rds_topology VALUES ${values.join(', ')}`] : [])]);
+    await this.onTopologyServers(['CREATE TABLE IF NOT EXISTS mysql.rds_topology (id INT PRIMARY KEY, endpoint VARCHAR(255), port INT, role VARCHAR(64), status VARCHAR(64), version VARCHAR(16)) ENGINE=InnoDB', 'START TRANSACTION', 'DELETE FROM mysql.rds_topology', ...(values.length ? [`INSERT INTO mysql.rds_topology VALUES ${values.join(', ')}`] : []), 'COMMIT']);
   }
 
   /** Source and target rows with one status (the trace: both rows carry the same status). */
