@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createBus, KvRecords, openRecords, subscribeMessages, Subjects, type BgdAction, type BgdPhase, type Bus } from '@dbproxy/bus';
 import { parseToml } from '@dbproxy/config';
-import { startRuntime, type Runtime } from '@dbproxy/runtime';
+import { startRuntime, type Runtime, type ServiceDefinition } from '@dbproxy/runtime';
 import { RdsBgdSimulation, startMariaDb, startNats, tmpDir, waitFor, type MariaDbServer, type NatsServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
 import { topologyService } from '@dbproxy/topology';
 import { bgdMonitorService } from '../src';
@@ -56,6 +56,8 @@ export interface BackendLine {
   readonly address: string;
   readonly role: 'primary' | 'replica';
   readonly shard?: string;
+  /** Extra TOML lines in the entry (username, password, ...). */
+  readonly extra?: string;
 }
 
 export interface DeploymentLines {
@@ -68,7 +70,7 @@ export interface DeploymentLines {
   readonly enabled?: boolean;
 }
 
-export function configToml(natsUrl: string, hosts: Record<string, string>, backends: readonly BackendLine[], deployments: readonly DeploymentLines[]): string {
+export function configToml(natsUrl: string, hosts: Record<string, string>, backends: readonly BackendLine[], deployments: readonly DeploymentLines[], extra = ''): string {
   const hostLines = Object.entries(hosts).map(([h, ip]) => `"${h}" = "${ip}"`).join(', ');
   const list = (xs: readonly string[] | undefined) => `[${(xs ?? []).map((x) => `"${x}"`).join(', ')}]`;
   return `
@@ -89,7 +91,7 @@ successes_before_up = 1
 [topology]
 refresh_debounce_ms = 50
 republish_interval_seconds = 1
-${backends.map((b) => `[[mysql_backends]]\nname = "${b.name}"\naddress = "${b.address}"\nrole = "${b.role}"\nshard = "${b.shard ?? 'default'}"\n`).join('\n')}
+${backends.map((b) => `[[mysql_backends]]\nname = "${b.name}"\naddress = "${b.address}"\nrole = "${b.role}"\nshard = "${b.shard ?? 'default'}"\n${b.extra ?? ''}\n`).join('\n')}
 ${deployments
   .map(
     (d) => `[[bgd_deployments]]
@@ -104,7 +106,8 @@ check_interval_seconds = 0.2
 check_timeout_seconds = 1
 `,
   )
-  .join('\n')}`;
+  .join('\n')}
+${extra}`;
 }
 
 export interface SeenState {
@@ -144,7 +147,7 @@ async function forgetEarlier(bus: Bus): Promise<void> {
 }
 
 /** Starts topology + bgd-monitor on `toml` (a fresh configuration and topology record in KV). */
-export async function deploy(natsUrl: string, toml: string): Promise<Deployed> {
+export async function deploy(natsUrl: string, toml: string, services: readonly ServiceDefinition[] = [topologyService, bgdMonitorService]): Promise<Deployed> {
   const bus = createBus({ name: 'bgd-scenario', natsUrl });
   await bus.waitForConnection(5_000);
   await forgetEarlier(bus);
@@ -158,7 +161,7 @@ export async function deploy(natsUrl: string, toml: string): Promise<Deployed> {
   const configPath = join(dir.path, 'dbproxy.toml');
   writeFileSync(configPath, toml);
   const quiet = new Writable({ write: (_c, _e, done) => done() });
-  const runtime = await startRuntime({ services: [topologyService, bgdMonitorService], configPath, version: 'test', adminListen: '127.0.0.1:0', logDestination: quiet });
+  const runtime = await startRuntime({ services, configPath, version: 'test', adminListen: '127.0.0.1:0', logDestination: quiet });
   const admin = `http://${runtime.adminAddress}`;
   let epoch = 1000;
   const d: Deployed = {
