@@ -103,3 +103,18 @@ describe('buildShards', () => {
     ]);
   });
 });
+
+describe('BgdOverlay writer-serves-reads', () => {
+  it('lends a primary to its readers and returns it; a replica named is not marked', () => {
+    const overlay = new BgdOverlay();
+    expect(overlay.apply(act({ action: 'writer-serves-reads', shard: 'default', backend: 'blue', serves: true }), TARGETS, 0)).toBe(true);
+    expect(overlay.apply(act({ action: 'writer-serves-reads', shard: 'default', backend: 'blue', serves: true }), TARGETS, 0)).toBe(false);
+    expect(overlay.place(TARGETS, 0).get('blue')?.servesReads).toBe(true);
+    const shards = buildShards(TARGETS, overlay.place(TARGETS, 0), new Map(), new Map());
+    expect(shards[0]?.backends.find((b) => b.name === 'blue')?.servesReads).toBe(true);
+    expect(overlay.apply(act({ action: 'writer-serves-reads', shard: 'default', backend: 'blue', serves: false }), TARGETS, 0)).toBe(true);
+    expect(overlay.place(TARGETS, 0).get('blue')?.servesReads).toBe(false);
+    overlay.apply(act({ action: 'writer-serves-reads', shard: 'default', backend: 'blue-r', serves: true }), TARGETS, 0);
+    expect(overlay.place(TARGETS, 0).get('blue-r')?.servesReads).toBe(false);
+  });
+});
