@@ -2,6 +2,7 @@
 // writer by the RDS green-hostname relationship (explicit mode: the configured green writer by
 // exact hostname and the blue port), and in explicit mode green readers name-matched to blue readers.
 import type { DeploymentSettings, ServerRef } from './deployment-settings';
+import type { ProbeTarget } from './topology-poller';
 import { isGreenOf } from './green-naming';
 
 export interface BgPair {
@@ -52,4 +53,15 @@ export function buildMap(settings: DeploymentSettings, targetEndpoint: string | 
 /** Blue readers without a mapped green counterpart: shunned during post-processing. */
 export function unmappedReaders(settings: DeploymentSettings, pairs: readonly BgPair[]): ServerRef[] {
   return settings.blueReaders.filter((r) => !pairs.some((p) => p.kind === 'reader' && p.blue.name === r.name));
+}
+
+/**
+ * The direct green-writer probe: the resolved green IP, the matched blue port (the target row's port
+ * is not used), TLS verified against the green hostname, and TLS settings and account from the
+ * explicit green row, else (automatic mode) from the blue writer. Null until the IP is resolved.
+ */
+export function directProbeTarget(writer: BgPair): ProbeTarget | null {
+  if (!writer.greenIp) return null;
+  const from = writer.green ?? writer.blue;
+  return { host: writer.greenIp, port: writer.blue.port, serverName: writer.greenHost, tls: from.tls, username: from.username, password: from.password };
 }

@@ -3,7 +3,7 @@
 import { publishMessage, Subjects, type BgdPhase, type Bus } from '@dbproxy/bus';
 import type { Logger } from '@dbproxy/observability';
 import { errorMessage } from '@dbproxy/util';
-import { buildMap, unmappedReaders, type BgPair } from './bg-mapping';
+import { buildMap, directProbeTarget, unmappedReaders, type BgPair } from './bg-mapping';
 import type { DeploymentSettings } from './deployment-settings';
 import type { ActionSink } from './effects';
 import type { HostResolver } from './host-resolver';
@@ -273,8 +273,8 @@ export class DeploymentWorker {
     const writer = this.pairs.find((p) => p.kind === 'writer');
     const blue = this.settings.blueWriter;
     if (this.direct || !writer?.greenIp || !blue) return;
-    const creds = writer.green ?? blue;
-    this.direct = { host: writer.greenIp, port: blue.port, serverName: writer.greenHost, tls: (writer.green ?? blue).tls, username: creds.username, password: creds.password };
+    this.direct = directProbeTarget(writer);
+    if (!this.direct) return;
     this.directFailures = 0;
     this.deps.logger.info({ deployment: this.name, probe: `${this.direct.host}:${this.direct.port}` }, 'topology polls go to the green writer directly');
   }
