@@ -15,8 +15,6 @@ const concrete = (path: string) => path.replaceAll('[]', '[0]');
 
 const BASE = 'mysql_backends = [{ name = "p", address = "h:3306", role = "primary" }]\n';
 const FANOUT = '[[mysql.fanout]]\nname = "audit"\ntable = "audit_log"\ntargets = ["default"]\nmode = "xa"\nconcurrency = 2\n';
-const BGD =
-  '[[bgd_deployments]]\nname = "d"\nprotocol = "mysql"\nblue_writer = "p"\nblue_readers = ["p"]\ngreen_writer = "p"\ngreen_readers = ["p"]\nwriter_is_also_reader = true\ncheck_interval_seconds = 2\ncheck_timeout_seconds = 2\n';
 const REDIS_TLS = (line: string) => `[[redis_backends]]\nname = "r"\naddress = "h:6379"\nrole = "primary"\n[redis_backends.tls]\n${line}\n`;
 
 /** A document that sets the refused key (to something other than its default). */
@@ -28,14 +26,6 @@ const SAMPLES: Readonly<Record<string, string>> = {
   'mysql.cache.max_entry_bytes': '[mysql.cache]\nmax_entry_bytes = 100\n',
   'mysql.cache.tables': '[mysql.cache]\ntables = ["orders"]\n',
   'mysql.fanout[].mode': FANOUT,
-  'proxy.admin.bgd_monitor': '[proxy.admin]\nbgd_monitor = "127.0.0.1:9995"\n',
-  bgd_deployments: BGD,
-  ...Object.fromEntries(
-    ['name', 'protocol', 'blue_writer', 'blue_readers', 'green_writer', 'green_readers', 'writer_is_also_reader', 'check_interval_seconds', 'check_timeout_seconds'].map((k) => [
-      `bgd_deployments[].${k}`,
-      BGD,
-    ]),
-  ),
   'redis_backends[].tls': REDIS_TLS('enabled = true'),
   'redis_backends[].tls.enabled': REDIS_TLS('enabled = true'),
   'redis_backends[].tls.use_webpki_roots': REDIS_TLS('use_webpki_roots = false'),

@@ -21,6 +21,8 @@ const REDIS_ROUTES = 'libs/redis-edge/src/command/route-table.ts';
 const SHARD_MAP = 'libs/routing/src/shard-map.ts';
 const CONFIG_API = 'libs/config-api/src/service.ts';
 const XA_SETTINGS = 'libs/xa-coordinator/src/settings.ts';
+const BGD_SERVICE = 'libs/bgd-monitor/src/service.ts';
+const BGD_SETTINGS = 'libs/bgd-monitor/src/deployment-settings.ts';
 
 /** A shard map's keys under `prefix`, read by libs/routing's shardMapFromSettings. */
 function shardMapKeys(prefix: string): Record<string, string> {
@@ -42,6 +44,12 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'proxy.admin.topology': 'libs/topology/src/service.ts',
   'proxy.admin.config_api': CONFIG_API,
   'proxy.admin.xa_coordinator': 'libs/xa-coordinator/src/service.ts',
+  'proxy.admin.bgd_monitor': BGD_SERVICE,
+  'proxy.test_hosts': BGD_SERVICE,
+  bgd_deployments: BGD_SERVICE,
+  ...Object.fromEntries(
+    ['name', 'enabled', 'protocol', 'blue_writer', 'blue_readers', 'green_writer', 'green_readers', 'writer_is_also_reader', 'check_interval_seconds', 'check_timeout_seconds'].map((k) => [`bgd_deployments[].${k}`, BGD_SETTINGS]),
+  ),
   'proxy.admin.request_timeout_seconds': RUNTIME,
   'proxy.tls': FRONTEND_TLS,
   'proxy.tls.mode': FRONTEND_TLS,

@@ -1,6 +1,6 @@
 // TopologyView: usable backends per shard and role, connect addresses, primaries down, slot owners.
 import type { TopologyBackend, TopologySnapshot } from '@dbproxy/bus';
-import { pinnedAddress, TopologyView } from './topology-view';
+import { pinnedAddress, testHostAddress, TopologyView } from './topology-view';
 
 const backend = (name: string, over: Partial<TopologyBackend> = {}): TopologyBackend => ({
   name,
@@ -80,5 +80,21 @@ describe('TopologyView', () => {
     expect(pinnedAddress('db.example:5432', null)).toBe('db.example:5432');
     expect(pinnedAddress('db.example:5432', '192.0.2.1')).toBe('192.0.2.1:5432');
     expect(pinnedAddress('[::1]:5432', 'fd00::1')).toBe('[fd00::1]:5432');
+  });
+});
+
+describe('TopologyView: a writer lent to the readers (blue/green, every blue reader shunned)', () => {
+  it('counts a primary with servesReads among the usable replicas, and only then', () => {
+    const lent = TopologyView.of(snapshot([{ shard: 's', backends: [backend('w', { role: 'primary', servesReads: true }), backend('r', { shunned: true })] }]));
+    expect(lent.usable('s', 'replica').map((b) => b.name)).toEqual(['w']);
+    const notLent = TopologyView.of(snapshot([{ shard: 's', backends: [backend('w', { role: 'primary' }), backend('r', { shunned: true })] }]));
+    expect(notLent.usable('s', 'replica')).toEqual([]);
+  });
+});
+
+describe('testHostAddress (test-only proxy.test_hosts)', () => {
+  it('answers a mapped hostname with its IP and leaves others alone', () => {
+    expect(testHostAddress('Orders.sim:3306', { 'orders.sim': '127.0.0.9' })).toBe('127.0.0.9:3306');
+    expect(testHostAddress('other.sim:3306', { 'orders.sim': '127.0.0.9' })).toBe('other.sim:3306');
   });
 });

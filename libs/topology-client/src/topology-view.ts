@@ -25,6 +25,8 @@ export interface BackendState {
   /** The configured status (`online` when the snapshot has none): offline backends take no new work. */
   readonly status: BackendStatus;
   readonly dnsPin: string | null;
+  /** A primary lent to the shard's readers during a blue/green switchover. */
+  readonly servesReads?: boolean;
 }
 
 interface ShardIndex {
@@ -42,8 +44,20 @@ export function pinnedAddress(address: string, pin: string | null): string {
   return pin.includes(':') ? `[${pin}]:${port}` : `${pin}:${port}`;
 }
 
-/** Replicas serve reads only when online, healthy, caught up, not shunned and not draining. */
+/**
+ * TEST ONLY (`proxy.test_hosts`): `host:port` with the host answered by the configured map, which
+ * stands in for DNS where DNS cannot be changed (the blue/green simulator); unchanged otherwise.
+ */
+export function testHostAddress(address: string, hosts: Readonly<Record<string, string>>): string {
+  const at = address.lastIndexOf(':');
+  const host = address.slice(0, at).toLowerCase();
+  const ip = hosts[host];
+  return ip === undefined ? address : pinnedAddress(address, ip);
+}
+
+/** Replicas (and a primary lent to the readers) serve reads only when online, healthy, caught up, not shunned and not draining. */
 function usableReplica(b: BackendState): boolean {
+  if (b.role === 'primary') return b.servesReads === true && b.status === 'online' && b.healthy && !b.shunned;
   return b.role === 'replica' && b.status === 'online' && b.healthy && !b.lagging && !b.shunned && !b.draining;
 }
 

@@ -20,6 +20,7 @@ export class TopologyMetrics {
   private readonly refreshes;
   private readonly slotRefreshes;
   private readonly actions;
+  private readonly suppressedResults;
   /** The shard/role labels each backend's `up` series carries now, to drop the old series when they change. */
   private readonly upLabels = new Map<string, { protocol: string; backend: string; shard: string; role: string }>();
 
@@ -35,6 +36,7 @@ export class TopologyMetrics {
     this.snapshots = metrics.counter({ name: 'dbproxy_topology_snapshots_published_total', help: 'Topology snapshots published, by trigger', labelNames: ['protocol', 'trigger'] });
     this.refreshes = metrics.counter({ name: 'dbproxy_topology_refresh_requests_total', help: 'Refresh requests from edges, by reason', labelNames: ['protocol', 'reason'] });
     this.slotRefreshes = metrics.counter({ name: 'dbproxy_topology_slot_refreshes_total', help: 'Redis Cluster slot map refreshes, by result', labelNames: ['result'] });
+    this.suppressedResults = metrics.counter({ name: 'dbproxy_topology_bgd_suppressed_results_total', help: 'Check results whose read_only/replication verdict was not applied: the endpoint is in an active blue/green writer switchover', labelNames: ['protocol', 'backend'] });
     this.actions = metrics.counter({ name: 'dbproxy_topology_bgd_actions_total', help: 'Blue/green actions received, by action and whether they changed the topology', labelNames: ['action', 'applied'] });
   }
 
@@ -78,5 +80,9 @@ export class TopologyMetrics {
 
   bgdAction(action: BgdAction, applied: boolean): void {
     this.actions.inc({ action: action.action, applied: applied ? 'yes' : 'no' });
+  }
+
+  suppressed(protocol: Protocol, backend: string): void {
+    this.suppressedResults.inc({ protocol, backend });
   }
 }

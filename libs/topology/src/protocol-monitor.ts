@@ -6,6 +6,7 @@ import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import type { ConfigSource } from '@dbproxy/runtime';
 import { errorMessage } from '@dbproxy/util';
+import { testHostAddress } from '@dbproxy/topology-client';
 import { createProbe } from './checks/probes';
 import type { BackendProbe, CheckResult } from './checks/types';
 import { ClusterTracker } from './cluster/cluster-tracker';
@@ -14,6 +15,7 @@ import { BackendHealth } from './health/backend-health';
 import { PositionTimeline } from './health/position-timeline';
 import type { TopologyMetrics } from './metrics';
 import { BgdOverlay, type Placement } from './snapshot/bgd-overlay';
+import type { ReadOnlySuppression } from './snapshot/bgd-suppression';
 import { buildShards } from './snapshot/snapshot-builder';
 import type { PublishTrigger, SnapshotPublisher } from './snapshot/snapshot-publisher';
 import { configuredTargets, connectionKey, type BackendTarget } from './targets';
@@ -25,6 +27,8 @@ export interface MonitorContext {
   readonly publisher: SnapshotPublisher;
   readonly metrics: TopologyMetrics;
   readonly logger: Logger;
+  /** Blue/green read-only suppression, shared by every protocol's monitor. */
+  readonly suppression?: ReadOnlySuppression;
 }
 
 type Config = DeepReadonly<DbproxyConfig>;
@@ -116,6 +120,7 @@ export class ProtocolMonitor {
       protocol: this.ctx.protocol,
       snapshot: this.ctx.publisher.current() ?? null,
       overlay: this.overlay.describe(),
+      readOnlySuppression: this.ctx.suppression?.describe() ?? {},
       cluster: this.cluster?.current() ?? null,
       backends: targets.map((t) => describeBackend(t, placements.get(t.name), this.health.get(t.name))),
     };
@@ -172,7 +177,9 @@ export class ProtocolMonitor {
     }
     for (const { target, placement, result } of results) {
       const health = this.healthOf(target.name);
-      health.judge(placement.role, this.timelines.get(placement.shard)?.timeline, target.maxLagSeconds);
+      // Revalidated as the result is applied: a check admitted before suppression began must not move placement.
+      if (this.ctx.suppression?.suppressed(target.address)) this.ctx.metrics.suppressed(this.ctx.protocol, target.name);
+      else health.judge(placement.role, this.timelines.get(placement.shard)?.timeline, target.maxLagSeconds);
       this.ctx.metrics.checked(this.ctx.protocol, target.name, placement.shard, placement.role, result, health);
       this.report(target, placement, health, result);
     }
@@ -219,11 +226,13 @@ export class ProtocolMonitor {
   }
 
   private probeFor(target: BackendTarget, placement: Placement): BackendProbe {
-    const key = connectionKey(target, placement.connectAddress);
+    // proxy.test_hosts: TEST ONLY name answers standing in for DNS (the blue/green simulator)
+    const address = testHostAddress(placement.connectAddress, this.settings().proxy.test_hosts);
+    const key = connectionKey(target, address);
     const existing = this.probes.get(target.name);
     if (existing?.key === key) return existing.probe;
     existing?.probe.close();
-    const probe = createProbe(target, placement.connectAddress);
+    const probe = createProbe(target, address);
     this.probes.set(target.name, { key, probe });
     return probe;
   }

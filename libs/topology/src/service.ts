@@ -5,6 +5,7 @@ import type { RunningService, ServiceContext, ServiceDefinition } from '@dbproxy
 import { errorMessage } from '@dbproxy/util';
 import { TopologyMetrics } from './metrics';
 import { ProtocolMonitor } from './protocol-monitor';
+import { ReadOnlySuppression } from './snapshot/bgd-suppression';
 import { SnapshotPublisher } from './snapshot/snapshot-publisher';
 import { PROTOCOLS } from './targets';
 
@@ -35,7 +36,13 @@ async function previousSnapshots(ctx: ServiceContext, store: TopologyStore | und
   return found;
 }
 
-function createMonitors(ctx: ServiceContext, metrics: TopologyMetrics, store: TopologyStore | undefined, previous: Map<Protocol, TopologySnapshot>): Map<Protocol, ProtocolMonitor> {
+function createMonitors(
+  ctx: ServiceContext,
+  metrics: TopologyMetrics,
+  store: TopologyStore | undefined,
+  previous: Map<Protocol, TopologySnapshot>,
+  suppression: ReadOnlySuppression,
+): Map<Protocol, ProtocolMonitor> {
   const monitors = new Map<Protocol, ProtocolMonitor>();
   for (const protocol of PROTOCOLS) {
     const publisher = new SnapshotPublisher(ctx.bus, protocol, {
@@ -43,7 +50,7 @@ function createMonitors(ctx: ServiceContext, metrics: TopologyMetrics, store: To
       kvFailed: (err) => ctx.logger.debug({ protocol, err: errorMessage(err) }, 'topology KV write failed; retried at the next re-publish'),
     });
     if (store) publisher.attach(store);
-    const monitor = new ProtocolMonitor({ protocol, bus: ctx.bus, config: ctx.config, publisher, metrics, logger: ctx.logger });
+    const monitor = new ProtocolMonitor({ protocol, bus: ctx.bus, config: ctx.config, publisher, metrics, logger: ctx.logger, suppression });
     const last = previous.get(protocol);
     if (last) monitor.seed(last);
     monitors.set(protocol, monitor);
@@ -58,6 +65,13 @@ function followBgdActions(ctx: ServiceContext, metrics: TopologyMetrics, monitor
     for (const monitor of monitors.values()) applied = monitor.applyAction(action) || applied;
     metrics.bgdAction(action, applied);
     ctx.logger.info({ action: action.action, deployment: action.deployment, actionId: action.actionId, applied }, 'blue/green action received');
+  });
+}
+
+/** Phase changes of every deployment: read-only suppression starts and ends with the active writer phases. */
+function followBgdStates(ctx: ServiceContext, suppression: ReadOnlySuppression): Subscription {
+  return subscribeMessages(ctx.bus, Subjects.bgdState.pattern(), (state) => {
+    if (suppression.follow(state, ctx.config.current().config)) ctx.logger.info({ deployment: state.deployment, phase: state.phase, suppressed: suppression.describe() }, 'blue/green read-only suppression changed');
   });
 }
 
@@ -87,9 +101,11 @@ export const topologyService: ServiceDefinition = {
   async start(ctx: ServiceContext): Promise<RunningService> {
     const store = await openStore(ctx);
     const metrics = new TopologyMetrics(ctx.metrics);
-    const monitors = createMonitors(ctx, metrics, store, await previousSnapshots(ctx, store));
-    const subs = [followBgdActions(ctx, metrics, monitors), serveRefreshRequests(ctx, monitors)];
+    const suppression = new ReadOnlySuppression();
+    const monitors = createMonitors(ctx, metrics, store, await previousSnapshots(ctx, store), suppression);
+    const subs = [followBgdActions(ctx, metrics, monitors), followBgdStates(ctx, suppression), serveRefreshRequests(ctx, monitors)];
     const unfollow = ctx.config.onChange(() => {
+      suppression.reconfigure(ctx.config.current().config);
       for (const monitor of monitors.values()) monitor.reconfigure();
     });
     addAdminRoutes(ctx, monitors);

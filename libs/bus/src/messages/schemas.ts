@@ -61,6 +61,8 @@ export const TopologyBackend = z.object({
   status: BackendStatus.optional(),
   /** IP the backend's hostname is pinned to during a blue/green switchover, else null. */
   dnsPin: z.string().min(1).nullable(),
+  /** A shard primary lent to the readers (blue/green: every blue reader shunned). */
+  servesReads: z.boolean().optional(),
 });
 
 export const TopologyShard = z.object({
@@ -125,6 +127,8 @@ export const BgdAction = z.discriminatedUnion('action', [
   z.object({ ...actionBase, action: z.literal('unshun'), backend: name }),
   z.object({ ...actionBase, action: z.literal('move-writer'), shard: name, from: name, to: name }),
   z.object({ ...actionBase, action: z.literal('drain-backend'), backend: name, deadlineMs: count }),
+  /** Lend (serves = true) or return a shard's writer to/from read selection. */
+  z.object({ ...actionBase, action: z.literal('writer-serves-reads'), shard: name, backend: name, serves: z.boolean() }),
 ]);
 
 /** `dbproxy.xa.execute` request: run one statement as a two-phase transaction across shards. */

@@ -5,6 +5,8 @@ import { name, positiveSeconds } from './common';
 export const bgdDeployment = z
   .object({
     name,
+    /** false stops the deployment's worker (rolling back what it changed). */
+    enabled: z.boolean().default(true),
     protocol: z.enum(['mysql']).default('mysql'),
     /** [[mysql_backends]] names of the blue writer and readers this deployment governs. */
     blue_writer: name,

@@ -38,6 +38,11 @@ export const proxySection = z
     client_write_timeout_seconds: positiveSeconds.default(60),
     admin: adminSection.default({}),
     tls: frontendTls.default({}),
+    /**
+     * TEST ONLY: hostname -> IP answers that override DNS for backend addresses, DNS pins and
+     * bgd-monitor's green lookups (the blue/green simulator cannot change real DNS). Leave empty.
+     */
+    test_hosts: z.record(z.string().min(1), z.string().ip('expected an IP address')).default({}),
   })
   .strict();
 

@@ -7,7 +7,7 @@ import type { DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import { BackendPool, SharedCapacity, type ConnectionFactory, type PoolSizing, type PoolStats } from '@dbproxy/pool';
 import { Capability, MariaDbCapability } from '@dbproxy/protocol-mysql';
-import { retirementOf, type TopologyView } from '@dbproxy/topology-client';
+import { retirementOf, testHostAddress, type TopologyView } from '@dbproxy/topology-client';
 import type { EdgeEpoch } from '../epoch';
 import type { StateTable } from '../state-machine';
 import { BackendConnection, type BackendConnectionState } from './backend-connection';
@@ -222,7 +222,8 @@ export class BackendPools {
   endpoint(backend: string): BackendEndpoint {
     const config = this.deps.epoch().backends.get(backend);
     if (!config) throw new Error(`backend ${backend} is no longer configured`);
-    const address = this.deps.topology().backend(backend)?.connectAddress ?? config.address;
+    // proxy.test_hosts: TEST ONLY name answers standing in for DNS (the blue/green simulator)
+    const address = testHostAddress(this.deps.topology().backend(backend)?.connectAddress ?? config.address, this.deps.epoch().config.proxy.test_hosts);
     const tls = tlsOptions(config);
     return { backend, ...splitAddress(address), username: config.username, password: config.password, tls: tls ? { options: tls } : null };
   }

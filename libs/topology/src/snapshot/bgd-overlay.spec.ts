@@ -23,7 +23,7 @@ const act = (a: Record<string, unknown>) => ({ deployment: 'bg', actionId: 'x', 
 describe('BgdOverlay', () => {
   it('places targets as configured when no action applies', () => {
     const placements = new BgdOverlay().place(TARGETS, 0);
-    expect(placements.get('blue')).toEqual({ role: 'primary', shard: 'default', shunned: false, draining: false, dnsPin: null, connectAddress: 'blue.db.internal:3306' });
+    expect(placements.get('blue')).toEqual({ role: 'primary', shard: 'default', shunned: false, draining: false, dnsPin: null, servesReads: false, connectAddress: 'blue.db.internal:3306' });
   });
 
   it('shuns and unshuns known backends only', () => {
@@ -116,5 +116,20 @@ describe('buildShards', () => {
       ['default', undefined, [['blue', true], ['blue-r', false], ['green', false]]],
       ['shard2', [[0, 16383]], [['s2', false]]],
     ]);
+  });
+});
+
+describe('BgdOverlay writer-serves-reads', () => {
+  it('lends a primary to its readers and returns it; a replica named is not marked', () => {
+    const overlay = new BgdOverlay();
+    expect(overlay.apply(act({ action: 'writer-serves-reads', shard: 'default', backend: 'blue', serves: true }), TARGETS, 0)).toBe(true);
+    expect(overlay.apply(act({ action: 'writer-serves-reads', shard: 'default', backend: 'blue', serves: true }), TARGETS, 0)).toBe(false);
+    expect(overlay.place(TARGETS, 0).get('blue')?.servesReads).toBe(true);
+    const shards = buildShards(TARGETS, overlay.place(TARGETS, 0), new Map(), new Map());
+    expect(shards[0]?.backends.find((b) => b.name === 'blue')?.servesReads).toBe(true);
+    expect(overlay.apply(act({ action: 'writer-serves-reads', shard: 'default', backend: 'blue', serves: false }), TARGETS, 0)).toBe(true);
+    expect(overlay.place(TARGETS, 0).get('blue')?.servesReads).toBe(false);
+    overlay.apply(act({ action: 'writer-serves-reads', shard: 'default', backend: 'blue-r', serves: true }), TARGETS, 0);
+    expect(overlay.place(TARGETS, 0).get('blue-r')?.servesReads).toBe(false);
   });
 });

@@ -11,6 +11,8 @@ export interface Placement {
   readonly shunned: boolean;
   readonly draining: boolean;
   readonly dnsPin: string | null;
+  /** A primary lent to its shard's readers. */
+  servesReads: boolean;
   /** The address monitor and pool connections use: the pinned IP, else the configured address. */
   readonly connectAddress: string;
 }
@@ -29,6 +31,7 @@ export class BgdOverlay {
   private readonly drains = new Map<string, number>();
   private readonly pins = new Map<string, string>();
   private readonly writers = new Map<string, WriterMove>();
+  private readonly lent = new Set<string>();
 
   /**
    * Applies an action if it concerns these targets; true when the overlay changed. A drain lasts
@@ -57,6 +60,12 @@ export class BgdOverlay {
       }
       case 'unpin-dns':
         return this.pins.delete(action.hostname.toLowerCase());
+      case 'writer-serves-reads':
+        if (!known(action.backend)) return false;
+        if (action.serves === this.lent.has(action.backend)) return false;
+        if (action.serves) this.lent.add(action.backend);
+        else this.lent.delete(action.backend);
+        return true;
       case 'move-writer': {
         if (!known(action.to)) return false;
         const previous = this.writers.get(action.shard);
@@ -73,6 +82,7 @@ export class BgdOverlay {
       for (const b of shard.backends) {
         if (!targets.some((t) => t.name === b.name)) continue;
         if (b.shunned) this.shunned.add(b.name);
+        if (b.servesReads) this.lent.add(b.name);
         if (b.dnsPin) this.pins.set(hostOf(b.address), b.dnsPin);
         if (b.role === 'primary' && configuredPrimary && configuredPrimary !== b.name) this.writers.set(shard.shard, { configuredPrimary, to: b.name });
       }
@@ -92,16 +102,21 @@ export class BgdOverlay {
         shunned: this.shunned.has(t.name),
         draining: drainUntil !== undefined && drainUntil > now,
         dnsPin,
+        servesReads: false,
         connectAddress: pinnedAddress(t.address, dnsPin),
       });
     }
     for (const [shard, move] of this.writers) this.moveWriter(shard, move, targets, placements);
+    for (const name of this.lent) {
+      const placement = placements.get(name);
+      if (placement?.role === 'primary') placement.servesReads = true;
+    }
     return placements;
   }
 
   /** Describes the overlay for the admin endpoint. */
   describe(): Record<string, unknown> {
-    return { shunned: [...this.shunned], draining: Object.fromEntries(this.drains), dnsPins: Object.fromEntries(this.pins), movedWriters: Object.fromEntries(this.writers) };
+    return { shunned: [...this.shunned], draining: Object.fromEntries(this.drains), dnsPins: Object.fromEntries(this.pins), movedWriters: Object.fromEntries(this.writers), writersServingReads: [...this.lent] };
   }
 
   private moveWriter(shard: string, move: WriterMove, targets: readonly BackendTarget[], placements: Map<string, Placement>): void {

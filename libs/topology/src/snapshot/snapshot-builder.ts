@@ -35,6 +35,7 @@ export function buildShards(
       draining: placement.draining,
       status: t.status,
       dnsPin: placement.dnsPin,
+      ...(placement.servesReads ? { servesReads: true } : {}),
     });
   }
   return [...shards.values()];

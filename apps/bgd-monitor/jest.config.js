@@ -1,0 +1,1 @@
+module.exports = { ...require('../../jest.preset.js'), displayName: 'bgd-monitor-app', rootDir: __dirname };
