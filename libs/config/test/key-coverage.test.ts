@@ -14,7 +14,6 @@ const coveringEntry = (key: string) => NOT_BUILT_KEYS.find((e) => key === e.path
 const concrete = (path: string) => path.replaceAll('[]', '[0]');
 
 const BASE = 'mysql_backends = [{ name = "p", address = "h:3306", role = "primary" }]\n';
-const FANOUT = '[[mysql.fanout]]\nname = "audit"\ntable = "audit_log"\ntargets = ["default"]\nmode = "xa"\nconcurrency = 2\n';
 const BGD =
   '[[bgd_deployments]]\nname = "d"\nprotocol = "mysql"\nblue_writer = "p"\nblue_readers = ["p"]\ngreen_writer = "p"\ngreen_readers = ["p"]\nwriter_is_also_reader = true\ncheck_interval_seconds = 2\ncheck_timeout_seconds = 2\n';
 const REDIS_TLS = (line: string) => `[[redis_backends]]\nname = "r"\naddress = "h:6379"\nrole = "primary"\n[redis_backends.tls]\n${line}\n`;
@@ -27,7 +26,6 @@ const SAMPLES: Readonly<Record<string, string>> = {
   'mysql.cache.ttl_seconds': '[mysql.cache]\nttl_seconds = 5\n',
   'mysql.cache.max_entry_bytes': '[mysql.cache]\nmax_entry_bytes = 100\n',
   'mysql.cache.tables': '[mysql.cache]\ntables = ["orders"]\n',
-  'mysql.fanout[].mode': FANOUT,
   'proxy.admin.bgd_monitor': '[proxy.admin]\nbgd_monitor = "127.0.0.1:9995"\n',
   bgd_deployments: BGD,
   ...Object.fromEntries(
