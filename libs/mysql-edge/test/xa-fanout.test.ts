@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { startMariaDb, tmpDir, waitFor, type TempDir } from '@dbproxy/testing';
-import { xaCoordinatorService } from '@dbproxy/xa-coordinator';
+import { FAULT_ENV, xaCoordinatorService } from '@dbproxy/xa-coordinator';
 import { createConnection, type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
 import { startEdge, type BackendSpec, type EdgeHarness } from './harness';
 
@@ -29,11 +29,11 @@ let backends: BackendSpec[] = [];
 let dir: TempDir;
 let edge: EdgeHarness | undefined;
 
-const fanoutToml = (journal: string) => `
+const fanoutToml = (journal: string, seconds = 5) => `
 [mysql.xa]
 enabled = true
 journal_path = "${journal}"
-decision_timeout_seconds = 5
+decision_timeout_seconds = ${seconds}
 recovery_interval_seconds = 1
 
 [[mysql.fanout]]
@@ -41,7 +41,7 @@ name = "ledger"
 table = "appdb.ledger"
 targets = ["s1"]
 mode = "xa"
-timeout_seconds = 5
+timeout_seconds = ${seconds}
 `;
 
 /** `v` of row `id` on each primary directly: [default, s1]; null where absent. */
@@ -119,6 +119,8 @@ describe('mode = "xa" with the xa-coordinator in the runtime', () => {
 
   afterAll(async () => {
     await client?.end();
+    await edge?.stop();
+    edge = undefined;
   });
 
   it('lands INSERT, UPDATE and DELETE sent with query() on both primaries, with the own shard affected rows', async () => {
@@ -205,5 +207,33 @@ describe('mode = "xa" with the xa-coordinator in the runtime', () => {
     expect(spans.coordinator.spanContext().traceId).toBe(spans.edgeSpan.spanContext().traceId);
     expect(parentOf(spans.coordinator)).toBe(spans.edgeSpan.spanContext().spanId);
     expect(spans.edgeSpan.attributes['dbproxy.xa.decision']).toBe('commit');
+  });
+});
+
+describe('mode = "xa" with a coordinator that stops answering', () => {
+  it('gives the client ERR 1180 (never OK) when no answer comes in time; the journal decides, both primaries agree', async () => {
+    // the coordinator of this runtime pauses 4 s after journalling its first commit decision; the
+    // edge waits timeout_seconds (1) + decision_timeout_seconds (1) for the answer
+    process.env[FAULT_ENV] = 'after-decision:1:pause=4000';
+    try {
+      edge = await startEdge(backends, fanoutToml(join(dir.path, 'journal-slow'), 1), '', '', undefined, { services: [xaCoordinatorService], forget: true });
+    } finally {
+      delete process.env[FAULT_ENV];
+    }
+    const client = await edge.connect({ database: 'appdb' });
+    try {
+      const started = Date.now();
+      await expect(client.query("INSERT INTO appdb.ledger VALUES (40, 'slow')")).rejects.toMatchObject({
+        errno: 1180,
+        sqlState: 'HY000',
+        message: expect.stringContaining('did not answer within 2000 ms'),
+      });
+      expect(Date.now() - started).toBeLessThan(4000);
+      // the decision was journalled before the pause: the coordinator commits everywhere afterwards
+      await waitFor(async () => JSON.stringify(await rowEverywhere(40)) === JSON.stringify(['slow', 'slow']), { timeoutMs: 15_000 });
+      await waitFor(async () => JSON.stringify(await xaRecover()) === '[0,0]', { timeoutMs: 15_000 });
+    } finally {
+      await client.end();
+    }
   });
 });

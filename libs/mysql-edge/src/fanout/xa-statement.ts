@@ -51,14 +51,19 @@ export function inlinedExecute(p: ExecuteParams): { sql: string } | { refused: s
   const types = statement.types;
   if (types) for (let i = 0; i + 1 < types.length; i += 2) previousTypes.push({ type: types[i] as number, unsigned: ((types[i + 1] as number) & 0x80) !== 0 });
   const params = decodeStmtExecute(p.packet.payload, { paramCount: statement.paramCount, capabilities: p.capabilities, previousTypes, encoding: p.encoding }).params;
-  const text = statement.entry.sql.toString(p.encoding);
+  return inlineParameters(statement.entry.sql.toString(p.encoding), params);
+}
+
+/** `text` with each `?` placeholder (not those in strings, identifiers or comments) replaced by its value's literal. */
+export function inlineParameters(text: string, params: readonly MysqlValue[]): { sql: string } | { refused: string } {
   let out = '';
   let at = 0;
   let n = 0;
   for (const t of tokenize(text, 'mysql')) {
     if (t.kind !== Tok.Placeholder) continue;
     const value = params[n++];
-    const literal = value === undefined ? null : sqlLiteral(value);
+    if (value === undefined) return { refused: `the statement has more placeholders than its ${params.length} parameters` };
+    const literal = sqlLiteral(value);
     if (literal === null) return { refused: `parameter ${n} has no SQL literal (not a finite number, string, bytes or temporal)` };
     out += `${text.slice(at, t.start)}${literal}`;
     at = t.end;
