@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
+import { processEnvironment } from '@dbproxy/config';
 import { startMariaDb, tmpDir, waitFor, type TempDir } from '@dbproxy/testing';
 import { FAULT_ENV, xaCoordinatorService } from '@dbproxy/xa-coordinator';
 import { createConnection, type Connection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
@@ -214,11 +215,13 @@ describe('mode = "xa" with a coordinator that stops answering', () => {
   it('gives the client ERR 1180 (never OK) when no answer comes in time; the journal decides, both primaries agree', async () => {
     // the coordinator of this runtime pauses 4 s after journalling its first commit decision; the
     // edge waits timeout_seconds (1) + decision_timeout_seconds (1) for the answer
-    process.env[FAULT_ENV] = 'after-decision:1:pause=4000';
+    // (the runtime reads the process environment: the in-process coordinator arms the hook at start)
+    const env = processEnvironment() as Record<string, string | undefined>;
+    env[FAULT_ENV] = 'after-decision:1:pause=4000';
     try {
       edge = await startEdge(backends, fanoutToml(join(dir.path, 'journal-slow'), 1), '', '', undefined, { services: [xaCoordinatorService], forget: true });
     } finally {
-      delete process.env[FAULT_ENV];
+      delete env[FAULT_ENV];
     }
     const client = await edge.connect({ database: 'appdb' });
     try {
