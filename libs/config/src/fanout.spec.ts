@@ -1,5 +1,5 @@
 // [[mysql.fanout]] validation: best_effort accepted with its defaults; targets, names, table syntax
-// and bounds checked; mode = "xa" refused until the xa-coordinator lands.
+// and bounds checked; mode = "xa" accepted only with [mysql.xa] enabled = true.
 import { formatIssue, parseToml, validateDocument } from './index';
 
 const BACKENDS = `
@@ -29,9 +29,11 @@ describe('[[mysql.fanout]]', () => {
     });
   });
 
-  it('refuses mode = "xa" as not built', () => {
-    expect(check('[[mysql.fanout]]\nname = "audit"\ntable = "audit_log"\ntargets = ["s1"]\nmode = "xa"\n').issues).toEqual([
-      'mysql.fanout[0].mode: not implemented in this build yet (XA mode lands with the xa-coordinator issue; mode = "best_effort" is built)',
+  it('accepts mode = "xa" with [mysql.xa] enabled = true and refuses it without', () => {
+    const xa = '[[mysql.fanout]]\nname = "audit"\ntable = "appdb.audit_log"\ntargets = ["s1"]\nmode = "xa"\n';
+    expect(check(`${xa}[mysql.xa]\nenabled = true\n`).issues).toEqual([]);
+    expect(check(xa).issues).toEqual([
+      'mysql.fanout[0].mode: mode = "xa" needs [mysql.xa] enabled = true (and the xa-coordinator service running): without it every statement on the table would be refused',
     ]);
   });
 

@@ -42,7 +42,7 @@ function checkShardMap(path: string, map: ShardMapConfig, known: ReadonlySet<str
   }
 }
 
-/** Fanout targets name shards with backends, once each; fanout names are unique. */
+/** Fanout targets name shards with backends, once each; fanout names are unique; mode = "xa" needs [mysql.xa] enabled. */
 function checkFanouts(c: DbproxyConfig, known: ReadonlySet<string>, issues: ConfigIssue[]): void {
   const names = new Map<string, number>();
   c.mysql.fanout.forEach((f, i) => {
@@ -50,6 +50,8 @@ function checkFanouts(c: DbproxyConfig, known: ReadonlySet<string>, issues: Conf
     f.targets.forEach((t, j) => {
       if (f.targets.indexOf(t) !== j) issues.push({ path: `mysql.fanout[${i}].targets[${j}]`, message: `shard "${t}" is listed twice` });
     });
+    // mode = "xa" statements go to the xa-coordinator, which serves nothing with [mysql.xa] enabled = false
+    if (f.mode === 'xa' && !c.mysql.xa.enabled) issues.push({ path: `mysql.fanout[${i}].mode`, message: 'mode = "xa" needs [mysql.xa] enabled = true (and the xa-coordinator service running): without it every statement on the table would be refused' });
     const first = names.get(f.name);
     if (first !== undefined) issues.push({ path: `mysql.fanout[${i}].name`, message: `duplicate fanout name "${f.name}" (also mysql.fanout[${first}])` });
     else names.set(f.name, i);

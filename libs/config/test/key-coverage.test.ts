@@ -14,7 +14,6 @@ const coveringEntry = (key: string) => NOT_BUILT_KEYS.find((e) => key === e.path
 const concrete = (path: string) => path.replaceAll('[]', '[0]');
 
 const BASE = 'mysql_backends = [{ name = "p", address = "h:3306", role = "primary" }]\n';
-const FANOUT = '[[mysql.fanout]]\nname = "audit"\ntable = "audit_log"\ntargets = ["default"]\nmode = "xa"\nconcurrency = 2\n';
 const REDIS_TLS = (line: string) => `[[redis_backends]]\nname = "r"\naddress = "h:6379"\nrole = "primary"\n[redis_backends.tls]\n${line}\n`;
 
 /** A document that sets the refused key (to something other than its default). */
@@ -25,7 +24,6 @@ const SAMPLES: Readonly<Record<string, string>> = {
   'mysql.cache.ttl_seconds': '[mysql.cache]\nttl_seconds = 5\n',
   'mysql.cache.max_entry_bytes': '[mysql.cache]\nmax_entry_bytes = 100\n',
   'mysql.cache.tables': '[mysql.cache]\ntables = ["orders"]\n',
-  'mysql.fanout[].mode': FANOUT,
   'redis_backends[].tls': REDIS_TLS('enabled = true'),
   'redis_backends[].tls.enabled': REDIS_TLS('enabled = true'),
   'redis_backends[].tls.use_webpki_roots': REDIS_TLS('use_webpki_roots = false'),

@@ -122,7 +122,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.sharding': MYSQL_EPOCH,
   // every statement runs on this shard (the route planner's defaultShard)
   'mysql.sharding.default_shard': MYSQL_EPOCH,
-  // [[mysql.fanout]] best_effort copies (mode = "xa" is refused: src/unbuilt.ts)
+  // [[mysql.fanout]] copies: best_effort after the statement, xa through the xa-coordinator
   'mysql.fanout': FANOUT_RULES,
   'mysql.fanout[].name': FANOUT_RULES,
   'mysql.fanout[].table': FANOUT_RULES,
@@ -130,6 +130,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.fanout[].concurrency': FANOUT_RULES,
   'mysql.fanout[].timeout_seconds': FANOUT_RULES,
   'mysql.fanout[].max_transaction_bytes': FANOUT_RULES,
+  'mysql.fanout[].mode': FANOUT_RULES,
   'mysql.sharding.enabled': MYSQL_SHARDING,
   'mysql.sharding.multi_shard': MYSQL_EPOCH,
   'mysql.sharding.rules': MYSQL_SHARDING,

@@ -43,6 +43,17 @@ export const MysqlEdgeErrors = {
     'DBP_ERR_MYSQLEDGE_FANOUT_TRANSACTION_TOO_LARGE',
     'Multi-statement transaction required more than mysql.fanout max_transaction_bytes = %d bytes of fanout copies; commit or roll back',
   ),
+  xaAborted: createError<[string, string]>('DBP_ERR_MYSQLEDGE_XA_ABORTED', 'XA fanout statement rolled back on every shard (xid %s): %s'),
+  xaUnavailable: createError<[string]>('DBP_ERR_MYSQLEDGE_XA_UNAVAILABLE', 'XA fanout statement not run: %s'),
+  xaNoAnswer: createError<[string]>(
+    'DBP_ERR_MYSQLEDGE_XA_NO_ANSWER',
+    'XA fanout statement: %s; the coordinator journal decides the outcome (committed everywhere only if the commit decision was journalled, else rolled back by recovery): check GET /xa on the xa-coordinator',
+  ),
+  xaTransaction: createError<[string]>(
+    'DBP_ERR_MYSQLEDGE_XA_TRANSACTION',
+    'A statement on the table of XA fanout "%s" runs as its own XA transaction and cannot join this transaction (autocommit = 0 or BEGIN): COMMIT or ROLLBACK first and send it with autocommit',
+  ),
+  xaUnsupported: createError<[string, string]>('DBP_ERR_MYSQLEDGE_XA_UNSUPPORTED', 'A statement on the table of XA fanout "%s" cannot be sent: %s'),
   shardKeysSpread: createError<[string, string]>(
     'DBP_ERR_MYSQLEDGE_SHARD_KEYS_SPREAD',
     'Statement on sharded table %s has keys on several shards (%s); send one statement per shard',
@@ -109,6 +120,11 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_FANOUT_MULTI_STATEMENT: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_FANOUT_AMBIGUOUS: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_FANOUT_TRANSACTION_TOO_LARGE: [1197, 'HY000'], // ER_TRANS_CACHE_FULL
+  DBP_ERR_MYSQLEDGE_XA_ABORTED: [1402, 'XA100'], // ER_XA_RBROLLBACK
+  DBP_ERR_MYSQLEDGE_XA_UNAVAILABLE: [1429, 'HY000'], // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
+  DBP_ERR_MYSQLEDGE_XA_NO_ANSWER: [1180, 'HY000'], // ER_ERROR_DURING_COMMIT
+  DBP_ERR_MYSQLEDGE_XA_TRANSACTION: [1399, 'XAE07'], // ER_XAER_RMFAIL
+  DBP_ERR_MYSQLEDGE_XA_UNSUPPORTED: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_PROTOCOL: [1047, '08S01'], // ER_UNKNOWN_COM_ERROR
   DBP_ERR_MYSQLEDGE_SHARD_KEYS_SPREAD: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_SHARD_JOIN: [1235, '42000'], // ER_NOT_SUPPORTED_YET

@@ -2,7 +2,7 @@
 // the embedded bus, against real MariaDB servers. Health checks run every 0.3 s, so readiness comes
 // quickly and a stopped server, stopped replication or blue/green action reaches the edge soon.
 import { KvRecords, openRecords } from '@dbproxy/bus';
-import { documentHash } from '@dbproxy/runtime';
+import { documentHash, type ServiceDefinition } from '@dbproxy/runtime';
 import {
   backendsView,
   backendToml,
@@ -78,11 +78,19 @@ ${entries.join('\n')}
  * backend and the edge holds its snapshot). `mysqlToml` goes into [mysql], `extraToml` after
  * [topology], `telemetryToml` into [telemetry], `proxyToml` into [proxy].
  */
-export async function startEdge(backends: readonly BackendSpec[], mysqlToml = '', extraToml = '', telemetryToml = '', proxyToml?: string): Promise<EdgeHarness> {
+export async function startEdge(
+  backends: readonly BackendSpec[],
+  mysqlToml = '',
+  extraToml = '',
+  telemetryToml = '',
+  proxyToml?: string,
+  /** More services in the same runtime (e.g. the xa-coordinator); `forget`: a runtime ran in this process before. */
+  more: { readonly services?: readonly ServiceDefinition[]; readonly forget?: boolean } = {},
+): Promise<EdgeHarness> {
   const rwPort = await freePort();
   const roPort = await freePort();
   const config = configToml({ backends, mysqlToml, extraToml, telemetryToml, proxyToml, rwPort, roPort });
-  const test = await startTestRuntime({ name: 'mysql-edge', services: [topologyService, mysqlEdgeService], config });
+  const test = await startTestRuntime({ name: 'mysql-edge', services: [topologyService, mysqlEdgeService, ...(more.services ?? [])], config, ...(more.forget ? { forgetTopologyOf: 'mysql' as const } : {}) });
   return {
     ...test,
     ...backendsView<BackendReport, BackendsReport>(`${test.admin}/mysql/backends`),

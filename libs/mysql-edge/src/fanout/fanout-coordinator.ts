@@ -1,6 +1,7 @@
 // The fanout machinery of one edge process: a concurrency lane per fanout, the path of each mode,
 // the copies metric and the failure log. Sessions hand it batches (session-fanout.ts).
 import { Gauge, type Counter } from 'prom-client';
+import type { Bus } from '@dbproxy/bus';
 import type { Logger, MetricsRegistry } from '@dbproxy/observability';
 import type { BackendPools } from '../backend/backend-pools';
 import type { EdgeEpoch } from '../epoch';
@@ -9,18 +10,24 @@ import { CopyLane } from './copy-lane';
 import type { CopyStatement } from './copy-statement';
 import type { CopyFailure, CopyResult, FanoutBatch, FanoutPath } from './fanout-path';
 import type { FanoutRule } from './fanout-rules';
+import { XaFanoutPath } from './xa-path';
 
 export interface FanoutDeps {
   epoch(): EdgeEpoch;
   readonly pools: BackendPools;
   readonly metrics: MetricsRegistry;
   readonly logger: Logger;
+  /** The bus the xa-coordinator serves dbproxy.xa.execute on, and this edge instance's id. */
+  readonly bus: Bus;
+  readonly instanceId: string;
 }
 
 export class FanoutCoordinator {
   private readonly lanes = new Map<string, CopyLane>();
   private readonly paths = new Map<FanoutRule['mode'], FanoutPath>();
   private readonly copies: Counter<'fanout' | 'target' | 'result'>;
+  /** mode = "xa": statements go to the xa-coordinator before they run (session-xa.ts). */
+  readonly xa: XaFanoutPath;
 
   constructor(private readonly deps: FanoutDeps) {
     this.copies = deps.metrics.counter({ name: 'dbproxy_mysql_fanout_copies_total', help: 'Fanout copies by fanout, target shard and result (ok, failed, timeout, skipped, discarded)', labelNames: ['fanout', 'target', 'result'] });
@@ -44,9 +51,11 @@ export class FanoutCoordinator {
       counted: (rule, target, result, n = 1) => this.copies.inc({ fanout: rule.name, target, result }, n),
       failed: (batch, failure, statement) => this.logFailure(batch, failure, statement),
     }));
+    this.xa = new XaFanoutPath({ bus: deps.bus, instanceId: deps.instanceId, epoch: deps.epoch, logger: deps.logger });
+    this.register(this.xa);
   }
 
-  /** Registers the path of a mode (the XA path, when it lands). */
+  /** Registers the path of a mode. */
   register(path: FanoutPath): void {
     this.paths.set(path.mode, path);
   }

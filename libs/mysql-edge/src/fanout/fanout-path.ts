@@ -1,12 +1,10 @@
-// The contract between a session's fanout hooks and the way copies reach their targets. This
-// build has the best-effort path (copies after the statement succeeded on its own shard, each
-// target on its own, partial completion possible: spec 000's failure model). The XA path of
-// mode = "xa" registers beside it in FanoutCoordinator (register()) with the same run(): the
-// batch's statements go to the xa-coordinator (dbproxy.xa.execute) with the targets as
-// participants, and the failures it returns become the client's warnings the same way. XA also
-// makes the own shard a participant, so for its rules SessionFanout will hand the statement to the
-// path before the exchange runs it instead of after (the one hook this build lacks); validate
-// refuses mode = "xa" until then.
+// The contract between a session's fanout hooks and the way copies reach their targets. The
+// best-effort path copies after the statement succeeded on its own shard, each target on its own,
+// partial completion possible (spec 000's failure model). The XA path of mode = "xa"
+// (xa-path.ts) registers beside it in FanoutCoordinator (register()); since XA makes the own shard
+// a participant, its statements never run on the exchange: session-xa.ts (the pre-dispatch hook
+// in statement-commands.ts) hands them to XaFanoutPath.execute() instead, and its run() is only
+// the interface's slot.
 import type { CopyStatement } from './copy-statement';
 import type { FanoutRule } from './fanout-rules';
 

@@ -20,7 +20,8 @@ export interface FanoutSession extends SessionCopyState {
   fanout: SessionFanout | null;
 }
 
-const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
+/** Pins that hold a client transaction. */
+export const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
 
 function holdFor(s: FanoutSession, route: SqlRoute, plan: Plan, pin: PinCause | null, sql: string | null, copy: () => CopyStatement): ResponseHold | DbproxyError | null {
   const rules = fanoutRules(s.epoch.config);

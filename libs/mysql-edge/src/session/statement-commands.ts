@@ -13,6 +13,7 @@ import type { ClientSession } from './client-session';
 import { noteExecuteTypes } from './command-packets';
 import { setOption } from './set-option';
 import { executeHold, isHoldError, queryHold } from '../fanout/session-hooks';
+import { runsOnXa } from '../fanout/session-xa';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
 import { StatementRegistry, type StatementSource } from './statement-registry';
 import type { DbproxyError } from '@dbproxy/util';
@@ -182,6 +183,8 @@ function query(s: ClientSession, p: MysqlPacket): void {
   if (!isPlan(planned)) return s.fail(planned);
   const ex = s.exchange();
   const opened = withOpener(s, planned);
+  // fanout mode = "xa" (src/fanout/session-xa.ts): answered through the xa-coordinator, not run here
+  if (runsOnXa(s, { kind: 'query', sql }, route, opened.shard, ex.pin)) return;
   // fanout (src/fanout): copies of DML on fanout tables, merged SHOW WARNINGS
   const hold = queryHold(s, p, sql, route, opened, ex.pin);
   if (isHoldError(hold)) return s.fail(hold);
@@ -237,6 +240,7 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   let planned = withOpener(s, result);
   if ((p.payload[5] as number) & CURSOR_FLAGS && !s.pinned) planned = { ...planned, pin: 'cursor', reserved: planned.role === 'primary', pipelinable: false };
   const ex = s.exchange();
+  if (runsOnXa(s, { kind: 'execute', packet: p, statement }, route, planned.shard, ex.pin)) return;
   // fanout (src/fanout): copies of DML on fanout tables
   const hold = executeHold(s, p, statement, route, planned, ex.pin);
   if (isHoldError(hold)) return s.fail(hold);
