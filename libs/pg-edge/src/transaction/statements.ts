@@ -28,6 +28,8 @@ export interface Expectation {
   readonly replaceError?: Buffer;
   /** Undoes the registry change when the backend skips or fails the message. */
   readonly undo?: () => void;
+  /** setup: the Sync sent ahead of a unit on a connection fresh from the pool (its ReadyForQuery proves the backend reads). */
+  readonly probe?: true;
 }
 
 export class StatementRegistry {
