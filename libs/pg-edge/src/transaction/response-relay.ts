@@ -187,7 +187,6 @@ export class ResponseRelay {
 
   /** The answers to the session's settings (set_config / RESET before its unit) are the proxy's own: none reaches the client. */
   private onSetupFrame(code: number, frame: Frame): void {
-    if (code === BackendCode.ErrorResponse && isFatal(frame.payload)) return this.hooks.backendFatal(frame);
     if (code === BackendCode.ErrorResponse) {
       return this.hooks.fail(PgEdgeErrors.settingsNotApplied(`${sqlStateField(frame.payload) ?? ''} ${errorText(frame.payload)}`.trim()), true);
     }
@@ -196,7 +195,7 @@ export class ResponseRelay {
     if (this.head === this.expect.length) this.hooks.drained();
   }
 
-  /** The backend ended before answering the probe Sync ahead of the unit: it never read the unit, which may run elsewhere. */
+  /** The backend ended before answering the probe ahead of the unit: it never read the unit, which may run elsewhere. */
   unitUnread(): boolean {
     return this.expect[this.head]?.probe === true;
   }

@@ -43,8 +43,9 @@ const IDLE = 0x49; // 'I'
 const IN_TRANSACTION = 0x54; // 'T'
 const MAX_PENDING_FRAMES = 4096;
 const SETUP: Expectation = Object.freeze({ kind: 'setup', forward: false });
-const PROBE: Expectation = Object.freeze({ kind: 'setup', forward: false, probe: true });
-const PROBE_SYNC = encodeFrontendMessages({ type: 'Sync' });
+const PROBE: Expectation = Object.freeze({ kind: 'close', forward: false, probe: true });
+/** Close of the unnamed portal (none is open on a connection fresh from the pool): answered without a flush of its own. */
+const PROBE_CLOSE = Buffer.from([0x43, 0, 0, 0, 6, 0x50, 0]);
 
 type Emit = (out: SliceWriter, expect: Expectation[]) => void;
 /** A unit sent on a connection fresh from the pool: run again once elsewhere if that backend ended before reading it. */
@@ -393,7 +394,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.relay.pending === 0) this.relay.reset();
     conn.attach(this.backendSide);
     if (conn.shared) conn.holdWrites();
-    if (this.retry && !conn.shared) this.probe(conn);
+    if (this.retry && !conn.shared) this.probe();
     if (conn.settings !== this.settings) this.applySettings(conn);
     emit(this.toBackend, this.relay.expectations);
     this.toBackend.flush(conn.stream, conn.fd);
@@ -403,14 +404,15 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   }
 
   /**
-   * A Sync ahead of the unit: PostgreSQL answers it before reading the unit, so a FATAL (or a close)
-   * before that ReadyForQuery means the backend ended without reading the unit (an idle pooled
-   * connection terminated by pg_terminate_backend or idle_session_timeout while it was being lent).
+   * A Close of the unnamed portal ahead of the unit: PostgreSQL answers it (CloseComplete, buffered
+   * with the unit's own answers: no extra packet) before it reads the unit, so a FATAL (or a close)
+   * before it means the backend ended without reading the unit (an idle pooled connection
+   * terminated by pg_terminate_backend or idle_session_timeout while it was being lent). A FATAL
+   * while the unit runs comes after it: PostgreSQL flushes what it buffered before the FATAL.
    */
-  private probe(conn: PgBackendConnection): void {
-    this.toBackend.add(PROBE_SYNC);
+  private probe(): void {
+    this.toBackend.add(PROBE_CLOSE);
     this.relay.expectations.push(PROBE);
-    conn.expectExtraReady(this.backendSide);
   }
 
   /** The unit's backend ended before it read the unit: the unit runs once more on another connection. */
