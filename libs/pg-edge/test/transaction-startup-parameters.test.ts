@@ -104,7 +104,8 @@ it('refuses an unknown startup parameter with FATAL 42704 unless ignore_startup_
   expect(answer.find((m) => m.type === 'ErrorResponse')).toMatchObject({ severity: 'FATAL', code: '42704' });
   expect(errorOf(answer)?.message).toContain('"work_mem"');
   expect(errorOf(answer)?.message).toContain('ignore_startup_parameters');
-  await expect(connect({ options: '-c work_mem=64MB' })).rejects.toMatchObject({ code: '42704' });
+  // a setting in options PostgreSQL does not know: its own 42704
+  await expect(connect({ options: '-c dbproxy_no_such_setting=1' })).rejects.toMatchObject({ code: '42704', message: expect.stringContaining('dbproxy_no_such_setting') });
   // listed: accepted and ignored (the server's own value stays)
   const ignored = await RawClient.connect(edge.rwPort);
   try {
@@ -113,6 +114,33 @@ it('refuses an unknown startup parameter with FATAL 42704 unless ignore_startup_
   } finally {
     ignored.close();
   }
+});
+
+it('tracks any setting in options, as --name=value or -c name=value, on the shared connection and only there', async () => {
+  const a = await connect({ options: '--default_transaction_isolation=serializable -c work_mem=3MB --myapp.tenant=t7' });
+  try {
+    expect(await show(a, 'default_transaction_isolation')).toBe('serializable');
+    expect(await show(a, 'work_mem')).toBe('3MB');
+    expect(await show(a, 'myapp.tenant')).toBe('t7');
+    await a.query('BEGIN');
+    expect(await show(a, 'transaction_isolation')).toBe('serializable');
+    await a.query('COMMIT');
+    const b = await connect();
+    try {
+      expect(await show(b, 'default_transaction_isolation')).toBe('read committed');
+      expect(await show(b, 'work_mem')).toBe('4MB');
+      // a custom setting, once defined on the connection, stays defined there with no value (as after DISCARD ALL)
+      expect((await b.query("SELECT coalesce(current_setting('myapp.tenant', true), '') AS v")).rows).toEqual([{ v: '' }]);
+      expect(await show(a, 'default_transaction_isolation')).toBe('serializable');
+    } finally {
+      await b.end();
+    }
+  } finally {
+    await a.end();
+  }
+  // a setting a started connection cannot take: PostgreSQL's own refusal, at startup
+  await expect(connect({ options: '-c log_connections=on' })).rejects.toMatchObject({ code: '55P02', message: expect.stringContaining('log_connections') });
+  await expect(connect({ options: '-c work_mem=lots' })).rejects.toMatchObject({ code: '22023' });
 });
 
 it('refuses a value PostgreSQL refuses with its own FATAL, and SET of a tracked parameter still pins the session', async () => {

@@ -81,6 +81,8 @@ export interface SoleExecution {
 
 export class BatchPlan {
   private ops: PlannedOp[] = [];
+  /** What the last emit sent: sent again on another connection when the first one's backend never read it. */
+  private emitted: PlannedOp[] = [];
   /** Statement routes of what was planned since the last emit: they decide where the batch runs. */
   readonly routes: SqlRoute[] = [];
   /** With statement sharding: each Bind's route bound to its parameters (they decide the batch's shard). */
@@ -243,11 +245,24 @@ export class BatchPlan {
 
   /** Writes what was planned onto `conn`'s stream (via `out`) and the answers to expect. */
   emit(conn: PgBackendConnection, out: SliceWriter, expect: Expectation[]): void {
-    for (const op of this.ops) this.emitOne(op, conn, out, expect);
+    const ops = this.ops;
+    for (const op of ops) this.emitOne(op, conn, out, expect);
+    this.emitted = ops;
     this.ops = [];
     this.routes.length = 0;
     this.executions.length = 0;
     if (this.synced) this.synced = false;
+  }
+
+  /** The last emitted unit once more, on `conn` (statements it uses are prepared there as needed). */
+  emitAgain(conn: PgBackendConnection, out: SliceWriter, expect: Expectation[]): void {
+    for (const op of this.emitted) this.emitOne(op, conn, out, expect);
+  }
+
+  /** The last emitted unit never ran anywhere (no connection for it again): its Parses are forgotten, as the backend's would be. */
+  forgetEmitted(): void {
+    for (const op of this.emitted) if (op.op === 'parse') this.registry.remove(op.statement);
+    this.emitted = [];
   }
 
   private emitOne(op: PlannedOp, conn: PgBackendConnection, out: SliceWriter, expect: Expectation[]): void {

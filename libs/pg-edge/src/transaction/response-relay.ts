@@ -195,6 +195,11 @@ export class ResponseRelay {
     if (this.head === this.expect.length) this.hooks.drained();
   }
 
+  /** The backend ended before answering the probe ahead of the unit: it never read the unit, which may run elsewhere. */
+  unitUnread(): boolean {
+    return this.expect[this.head]?.probe === true;
+  }
+
   private current(): Expectation | undefined {
     return this.head < this.expect.length ? this.expect[this.head] : undefined;
   }

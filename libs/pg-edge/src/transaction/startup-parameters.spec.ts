@@ -24,12 +24,31 @@ describe('startupSettings', () => {
     expect(result.ok && result.settings.get('application_name')).toBe('pgbench');
   });
 
-  it('refuses unknown parameters and options settings unless ignored, and options switches that are no setting', () => {
+  it('refuses unknown direct parameters unless ignored, and options switches that are no setting', () => {
     expect(startupSettings(startup({ user: 'u', work_mem: '1MB' }), [])).toMatchObject({ ok: false, error: { code: 'DBP_ERR_PGEDGE_STARTUP_PARAMETER_UNKNOWN' } });
-    expect(startupSettings(startup({ user: 'u', options: '-c work_mem=1MB' }), [])).toMatchObject({ ok: false, error: { code: 'DBP_ERR_PGEDGE_STARTUP_PARAMETER_UNKNOWN' } });
     expect(startupSettings(startup({ user: 'u', Work_Mem: '1MB', options: '-c work_mem=1MB' }), ['WORK_MEM'])).toMatchObject({ ok: true });
     expect(startupSettings(startup({ user: 'u', options: '-e' }), [])).toMatchObject({ ok: false, error: { code: 'DBP_ERR_PGEDGE_STARTUP_PARAMETER' } });
     expect(startupSettings(startup({ user: 'u', options: '-e -c work_mem=1' }), ['options'])).toMatchObject({ ok: true });
+  });
+});
+
+describe('startupSettings: options', () => {
+  it('tracks every setting in options, as -c name=value and as --name=value (dashes read as underscores)', () => {
+    const result = startupSettings(startup({ user: 'u', options: '-c work_mem=1MB --default-transaction-isolation=serializable -cmyapp.tenant=7 --TimeZone=UTC' }), []);
+    expect(result.ok && [...result.settings]).toEqual([
+      ['work_mem', '1MB'],
+      ['default_transaction_isolation', 'serializable'],
+      ['myapp.tenant', '7'],
+      ['TimeZone', 'UTC'],
+      ['application_name', ''],
+    ]);
+  });
+
+  it('refuses a setting name PostgreSQL could not have (it would reach the pooled connection as SQL), and skips ignored ones', () => {
+    expect(startupSettings(startup({ user: 'u', options: '-c work_mem;select=1' }), [])).toMatchObject({ ok: false, error: { code: 'DBP_ERR_PGEDGE_STARTUP_PARAMETER_UNKNOWN' } });
+    expect(startupSettings(startup({ user: 'u', options: '--1abc=2' }), [])).toMatchObject({ ok: false });
+    const ignored = startupSettings(startup({ user: 'u', options: '-c geqo=off -c work_mem=2MB' }), ['geqo']);
+    expect(ignored.ok && [...ignored.settings.keys()]).toEqual(['work_mem', 'application_name']);
   });
 });
 

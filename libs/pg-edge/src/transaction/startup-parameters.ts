@@ -1,7 +1,7 @@
 // Transaction mode's tracked startup parameters (PgBouncer's track_extra_parameters): what a client's
-// StartupMessage (and `-c name=value` in its `options`) asks of its session, applied to each pooled
-// connection before the session's statements run there; unknown parameters are refused unless
-// listed in [postgres] ignore_startup_parameters.
+// StartupMessage (and every `-c name=value` / `--name=value` in its `options`) asks of its session,
+// applied to each pooled connection before the session's statements run there; unknown direct
+// parameters are refused unless listed in [postgres] ignore_startup_parameters.
 import { splitStartupOptions, startupOptionSettings, type StartupMessage } from '@dbproxy/protocol-pg';
 import { PgEdgeErrors } from '../errors';
 
@@ -20,6 +20,9 @@ const TRACKED = new Map<string, string>(
     'extra_float_digits',
   ].map((name) => [name.toLowerCase(), name]),
 );
+
+/** A GUC name as PostgreSQL spells one (lower case; a custom one has a dotted prefix): it is written into RESET unquoted. */
+const SETTING_NAME = /^[a-z_][a-z0-9_$]*(\.[a-z_][a-z0-9_$]*)*$/;
 
 /** Startup parameters that are no setting: the session's identity. */
 const IDENTITY = new Set(['user', 'database']);
@@ -69,7 +72,11 @@ function readOptions(options: string, ignored: ReadonlySet<string>, into: Map<st
     setting.indexes.forEach((i) => covered.add(i));
     const tracked = TRACKED.get(setting.name);
     if (tracked) into.set(tracked, setting.value);
-    else if (!ignored.has(setting.name)) return PgEdgeErrors.startupParameterUnknown(`-c ${setting.name}`);
+    else if (ignored.has(setting.name)) continue;
+    // any other setting in options is tracked too: PostgreSQL checks it (name, value, whether it may
+    // be set after connection start) when the session starts, and the edge applies it per unit
+    else if (SETTING_NAME.test(setting.name)) into.set(setting.name, setting.value);
+    else return PgEdgeErrors.startupParameterUnknown(`-c ${setting.name}`);
   }
   const other = args.find((_, i) => !covered.has(i));
   return other === undefined ? undefined : PgEdgeErrors.startupParameter('options', other.slice(0, 64));

@@ -28,6 +28,8 @@ export interface Expectation {
   readonly replaceError?: Buffer;
   /** Undoes the registry change when the backend skips or fails the message. */
   readonly undo?: () => void;
+  /** close: the Close sent ahead of a unit on a connection fresh from the pool (its CloseComplete proves the backend read on). */
+  readonly probe?: true;
 }
 
 export class StatementRegistry {

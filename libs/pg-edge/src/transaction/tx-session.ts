@@ -43,8 +43,19 @@ const IDLE = 0x49; // 'I'
 const IN_TRANSACTION = 0x54; // 'T'
 const MAX_PENDING_FRAMES = 4096;
 const SETUP: Expectation = Object.freeze({ kind: 'setup', forward: false });
+const PROBE: Expectation = Object.freeze({ kind: 'close', forward: false, probe: true });
+/** Close of the unnamed portal (none is open on a connection fresh from the pool): answered without a flush of its own. */
+const PROBE_CLOSE = Buffer.from([0x43, 0, 0, 0, 6, 0x50, 0]);
 
 type Emit = (out: SliceWriter, expect: Expectation[]) => void;
+/** A unit sent on a connection fresh from the pool: run again once elsewhere if that backend ended before reading it. */
+interface Retry {
+  readonly emit: Emit;
+  readonly synced: boolean;
+  readonly fromPlan: boolean;
+  readonly name: string;
+  readonly reserved: boolean;
+}
 interface Flags {
   pin: boolean;
   write: boolean;
@@ -77,6 +88,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private deadline = Number.POSITIVE_INFINITY;
   /** A cancel arrived while the unit waited for a connection: it ends with 57014 when one comes. */
   private cancelWhileWaiting = false;
+  /** The current unit may run again on another connection (see Retry); cleared when it ends or ran once more. */
+  private retry: Retry | undefined;
   /** COPY FROM STDIN data waits for the backend's socket to drain: the client is not read meanwhile. */
   private copyBlocked = false;
   private readonly router: SqlRouter;
@@ -248,6 +261,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** `executions`: the statements that decide the shard (the simple query, or the batch's bound executions); `sql`: a simple query's text. */
   private runUnit(routes: readonly SqlRoute[], synced: boolean, emit: Emit, fromPlan = true, executions: readonly SqlRoute[] = routes, sql?: string): void {
     const decision = decideUnit(routes, this.listener, this.window.requiresPrimary(performance.now()));
+    this.retry = undefined;
     this.spans.begin(routes);
     if (decision.kind === 'refuse') {
       if (decision.reason === 'read_only') this.edge.metrics.readOnlyRejections.inc({ listener: this.listener });
@@ -293,6 +307,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     // a transaction BEGIN opened here goes to the connection first: it is held from now on
     const reserved = decision.reserved || this.sharded?.deferred.pending === true;
     const joinable = depth > 1 && synced && decision.pipelinable && !reserved;
+    // a sharded unit may carry a deferred BEGIN: it does not run again
+    if (!this.sharded) this.retry = { emit: fromPlan ? (out, expect) => this.plan.emitAgain(this.connection(), out, expect) : emit, synced, fromPlan, name, reserved };
     const idle = this.shared.pools.tryAcquire(name, reserved, joinable);
     if (idle) return this.onLease(idle, emit, synced, fromPlan);
     const joined = joinable ? this.shared.pools.tryJoin(name, depth) : undefined;
@@ -378,12 +394,46 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.relay.pending === 0) this.relay.reset();
     conn.attach(this.backendSide);
     if (conn.shared) conn.holdWrites();
+    if (this.retry && !conn.shared) this.probe();
     if (conn.settings !== this.settings) this.applySettings(conn);
     emit(this.toBackend, this.relay.expectations);
     this.toBackend.flush(conn.stream, conn.fd);
     this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
     this.shared.running.add(this);
     if (this.relay.pending === 0) this.drained();
+  }
+
+  /**
+   * A Close of the unnamed portal ahead of the unit: PostgreSQL answers it (CloseComplete, buffered
+   * with the unit's own answers: no extra packet) before it reads the unit, so a FATAL (or a close)
+   * before it means the backend ended without reading the unit (an idle pooled connection
+   * terminated by pg_terminate_backend or idle_session_timeout while it was being lent). A FATAL
+   * while the unit runs comes after it: PostgreSQL flushes what it buffered before the FATAL.
+   */
+  private probe(): void {
+    this.toBackend.add(PROBE_CLOSE);
+    this.relay.expectations.push(PROBE);
+  }
+
+  /** The unit's backend ended before it read the unit: the unit runs once more on another connection. */
+  private retryUnread(): boolean {
+    const retry = this.retry;
+    const lease = this.lease;
+    if (!retry || !lease || this.held || !this.machine.is('running') || !this.relay.unitUnread()) return false;
+    this.retry = undefined;
+    this.lease = undefined;
+    this.edge.logger.debug({ backend: lease.backend }, 'backend ended before reading the unit: running it on another connection');
+    this.shared.pools.release(lease, false, 'lost-before-unit', this.backendSide);
+    this.shared.running.delete(this);
+    this.relay.reset();
+    this.shared.pools.acquire(retry.name, retry.reserved, false).then(
+      (again) => this.onLease(again, retry.emit, retry.synced, retry.fromPlan),
+      (err: unknown) => {
+        if (retry.fromPlan) this.plan.forgetEmitted();
+        this.onAcquireFailed(retry.name, err, retry.synced, retry.fromPlan);
+      },
+    );
+    return true;
   }
 
   /** The connection takes the session's startup settings before its statements (its answers are swallowed by the relay). */
@@ -421,6 +471,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   // ---- backend answers (RelayHooks) ----
 
   ready(status: number): void {
+    this.retry = undefined;
     const lease = this.lease as PgLease;
     const conn = lease.connection;
     conn.noteStatus(status);
@@ -482,6 +533,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   }
 
   fail(error: Error, fatal: boolean): void {
+    this.retry = undefined;
     if (!fatal && this.held) return this.relay.drain(error);
     if (this.held) return this.poison(error);
     const lease = this.lease;
@@ -515,6 +567,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
    * gets one ERROR with the backend's words and goes on; a held one loses its state, so one FATAL and close.
    */
   backendFatal(frame: Frame): void {
+    if (this.retryUnread()) return;
     const message = decodeBackendMessage(frame);
     if (this.held || message.type !== 'ErrorResponse') return this.onBackendLost(PgEdgeErrors.protocol('backend FATAL'));
     this.fail(new BackendReportedError(message), true);
@@ -531,6 +584,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.machine.is('closed') || this.machine.is('poisoned')) return;
     this.edge.logger.debug({ err: err.message }, 'backend connection lost');
     if (this.held) return this.poison(PgEdgeErrors.sessionPoisoned(this.held === 'pinned' ? 'session state' : 'transaction'));
+    if (this.retryUnread()) return;
     if (this.machine.is('running') && this.lease) return this.fail(PgEdgeErrors.backendLost(this.lease.backend), true);
     // A batch answered up to its Flush: the rest of it, up to Sync, gets the error (it cannot run anywhere else).
     if (this.machine.is('batch_open') && this.lease) {
