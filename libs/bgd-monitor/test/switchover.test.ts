@@ -1,8 +1,12 @@
 // Spec 001 scenarios on real servers over real NATS: startup, discovery, writer and reader
 // switchover, late entry, first observation at completion, probe destination.
 import type { BgdPhase } from '@dbproxy/bus';
+import { mysqlEdgeService } from '@dbproxy/mysql-edge';
 import { metricValue } from '@dbproxy/runtime/testing';
-import type { RdsBgdSimulation } from '@dbproxy/testing';
+import { freePort, waitFor, type RdsBgdSimulation } from '@dbproxy/testing';
+import { topologyService } from '@dbproxy/topology';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { bgdMonitorService } from '../src';
 import { A, backendsA, configToml, deploy, startEstate, type Deployed, type DeploymentLines, type Estate, type TopologyView } from './harness';
 
 jest.setTimeout(120_000);
@@ -242,6 +246,70 @@ describe('topology outcomes', () => {
     await new Promise((r) => setTimeout(r, 300));
     // empty status: NONE without the rollback helper (no restoring move-writer)
     expect(d.actions.filter((a) => a.action === 'move-writer')).toHaveLength(3);
+  });
+});
+
+describe("effects in mysql-edge's pools", () => {
+  /** The edge's connections on a server: they run in database `pooldb` (the monitors' have none). */
+  async function edgeThreads(server: Connection): Promise<number[]> {
+    const [rows] = await server.query<RowDataPacket[]>("SELECT id FROM information_schema.processlist WHERE db = 'pooldb'");
+    return rows.map((r) => Number(r['id'])).sort();
+  }
+  const served = async (c: Connection) => {
+    const [[row]] = await c.query<RowDataPacket[]>('SELECT @@server_id AS server, CONNECTION_ID() AS id');
+    return { server: Number(row?.['server']), id: Number(row?.['id']) };
+  };
+
+  it("post-processing retires the blue writer's connections: idle ones close at once, a used one is destroyed on release, never reused", async () => {
+    const sim = estate.simA;
+    const blue = await createConnection({ host: estate.a.primary.host, port: estate.a.primary.port, user: 'root', password: '' });
+    await blue.query('CREATE DATABASE IF NOT EXISTS pooldb');
+    await blue.query('CREATE TABLE IF NOT EXISTS pooldb.t (id INT PRIMARY KEY, v INT)');
+    await blue.query('REPLACE INTO pooldb.t VALUES (1, 0), (2, 0), (3, 0), (4, 0)');
+    await estate.a.waitForReplicaCatchUp();
+    await sim.status(A.blue, A.green, 'AVAILABLE');
+    const [rw, ro] = [await freePort(), await freePort()];
+    const edge = `[[users]]\nname = "app"\npassword = "app-secret"\n[mysql]\nenabled = true\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\nread_after_write_seconds = 0\n`;
+    d = await deploy(estate.nats.url, configToml(estate.nats.url, sim.hosts(), backendsA(sim), [automatic()], edge), [topologyService, mysqlEdgeService, bgdMonitorService]);
+    await d.waitForPhase('orders', 'AVAILABLE');
+    const session = () => createConnection({ host: '127.0.0.1', port: rw, user: 'app', password: 'app-secret', database: 'pooldb' });
+    const clients: Connection[] = [];
+    try {
+      // warm the writer's pool: four writes at once leave four idle connections on blue
+      const warm = await Promise.all([1, 2, 3, 4].map(() => session()));
+      await Promise.all(warm.map((c, i) => c.query('UPDATE t SET v = SLEEP(0.2) WHERE id = ?', [i + 1])));
+      await Promise.all(warm.map((c) => c.end()));
+      // a session inside a writing transaction holds its blue connection
+      const held = await session();
+      clients.push(held);
+      await held.query('BEGIN');
+      await held.query('UPDATE t SET v = v + 1 WHERE id = 1');
+      const heldOn = await served(held);
+      expect(heldOn.server).toBe(estate.a.primary.serverId);
+      await waitFor(async () => (await edgeThreads(blue)).length >= 3, { timeoutMs: 3000, description: 'idle edge connections on blue' });
+
+      await drive(d, sim, INITIATED, IN_PROGRESS, POST);
+      await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned');
+      expect(d.actions.filter((a) => a.action === 'drain-backend').map((a) => a.action === 'drain-backend' && a.backend)).toEqual(['orders-blue']);
+      // idle connections closed at once: only the held one is left on blue
+      await waitFor(async () => (await edgeThreads(blue)).join() === String(heldOn.id), { timeoutMs: 2000, description: 'only the held connection left on blue' });
+      // the transaction finishes on its own connection
+      expect(await served(held)).toEqual(heldOn);
+      await held.query('COMMIT');
+      const [[row]] = await blue.query<RowDataPacket[]>('SELECT v FROM pooldb.t WHERE id = 1');
+      expect(Number(row?.['v'])).toBe(1);
+      // released: destroyed, not parked for the session nor handed to another
+      await waitFor(async () => (await edgeThreads(blue)).length === 0, { timeoutMs: 2000, description: 'the held connection closed on blue' });
+      const after = await served(held);
+      expect(after).not.toEqual(heldOn);
+      expect(after.server).not.toBe(estate.a.primary.serverId);
+      const other = await session();
+      clients.push(other);
+      expect((await served(other)).server).not.toBe(estate.a.primary.serverId);
+    } finally {
+      await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+      await blue.end();
+    }
   });
 });
 
