@@ -249,6 +249,55 @@ describe('topology outcomes', () => {
   });
 });
 
+describe('probe destination and TLS selection (the blue endpoint off the network: only the direct green probe observes)', () => {
+  const tls = () => `tls = { enabled = true, use_webpki_roots = false, ca_path = "${estate.caPath}" }`;
+  /** Runs `sql` as root on a server; `local` keeps it out of the binary log (that server only). */
+  async function asRoot(server: { host: string; port: number }, sql: string[], local = false): Promise<void> {
+    const c = await createConnection({ host: server.host, port: server.port, user: 'root', password: '' });
+    if (local) await c.query('SET sql_log_bin = 0');
+    for (const q of sql) await c.query(q);
+    await c.end();
+  }
+  const MONITOR_GRANTS = 'SELECT, PROCESS, SLAVE MONITOR, BINLOG MONITOR ON *.*';
+  beforeAll(async () => {
+    // a TLS-only account on every estate-A server, and one that exists on blue only
+    await asRoot(estate.a.primary, ["CREATE USER IF NOT EXISTS 'tlsmon'@'%' IDENTIFIED BY 'tls-pw' REQUIRE SSL", `GRANT ${MONITOR_GRANTS} TO 'tlsmon'@'%'`]);
+    await asRoot(estate.a.primary, ["CREATE USER IF NOT EXISTS 'bluemon'@'%' IDENTIFIED BY 'blue-pw'", `GRANT ${MONITOR_GRANTS} TO 'bluemon'@'%'`], true);
+    await estate.a.waitForReplicaCatchUp();
+  });
+  afterEach(async () => {
+    await estate.simA.reachable(A.blue, true);
+  });
+
+  async function throughDirectProbe(dep: Deployed): Promise<void> {
+    const sim = estate.simA;
+    await dep.waitForPhase('orders', 'AVAILABLE');
+    expect((await dep.deployment('orders'))['probe']).toEqual({ host: sim.endpoint(A.green).ip, port: sim.port, tls: true, direct: true, failures: 0 });
+    await sim.reachable(A.blue, false);
+    await drive(dep, sim, INITIATED, IN_PROGRESS, POST);
+    await dep.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned (observed through green only)');
+    expect((await dep.deployment('orders'))['probe']).toMatchObject({ direct: true, tls: true, failures: 0 });
+  }
+
+  it("automatic mode: green IP, blue port, the blue writer's TLS and account", async () => {
+    const sim = estate.simA;
+    await sim.status(A.blue, A.green, 'AVAILABLE');
+    const backends = backendsA(sim).map((b) => (b.name === 'orders-blue' ? { ...b, extra: `${tls()}\nmonitor_username = "tlsmon"\nmonitor_password = "tls-pw"` } : b));
+    d = await deploy(estate.nats.url, configToml(estate.nats.url, sim.hosts(), backends, [automatic()]));
+    await throughDirectProbe(d);
+  });
+
+  it("explicit mode: the green row's TLS and account (blue's account does not exist on green)", async () => {
+    const sim = estate.simA;
+    await sim.status(A.blue, A.green, 'AVAILABLE');
+    const backends = backendsA(sim, { explicit: true }).map((b) =>
+      b.name === 'orders-blue' ? { ...b, extra: 'monitor_username = "bluemon"\nmonitor_password = "blue-pw"' } : b.name === 'orders-green' ? { ...b, extra: `${tls()}\nmonitor_username = "tlsmon"\nmonitor_password = "tls-pw"` } : b,
+    );
+    d = await deploy(estate.nats.url, configToml(estate.nats.url, sim.hosts(), backends, [explicit()]));
+    await throughDirectProbe(d);
+  });
+});
+
 describe("effects in mysql-edge's pools", () => {
   /** The edge's connections on a server: they run in database `pooldb` (the monitors' have none). */
   async function edgeThreads(server: Connection): Promise<number[]> {
