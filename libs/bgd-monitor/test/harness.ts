@@ -1,9 +1,11 @@
 // Scenario harness: one shared estate (NATS, two simulated RDS blue/green estates on real MariaDB
 // servers) and, per scenario, topology + bgd-monitor in a runtime on real NATS with the phases and
 // actions recorded from the bus, topology's view read from its admin HTTP.
+import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import { createBus, KvRecords, openRecords, subscribeMessages, Subjects, type BgdAction, type BgdPhase, type Bus } from '@dbproxy/bus';
 import { parseToml } from '@dbproxy/config';
 import { startRuntime, type Runtime, type ServiceDefinition } from '@dbproxy/runtime';
@@ -29,12 +31,24 @@ export interface Estate {
   readonly b: ReplicatedServers<MariaDbServer>;
   readonly simA: RdsBgdSimulation;
   readonly simB: RdsBgdSimulation;
+  /** Estate A's servers accept TLS with this self-signed certificate (`*.c1abc.sim-1.rds.amazonaws.com`); use it as `ca_path`. */
+  readonly caPath: string;
   stop(): Promise<void>;
 }
 
-/** NATS, estate A (blue writer, green writer replicating from blue, a blue reader) and estate B (blue, green). */
+/** A self-signed certificate for every simulated RDS name of estate A (one wildcard label). */
+async function estateCertificate(dir: TempDir): Promise<{ cert: string; key: string }> {
+  const [cert, key] = [join(dir.path, 'cert.pem'), join(dir.path, 'key.pem')];
+  const name = `*.${A.blue.slice(A.blue.indexOf('.') + 1)}`;
+  await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`, '-days', '2']);
+  return { cert, key };
+}
+
+/** NATS, estate A (blue writer, green writer replicating from blue, a blue reader; TLS offered) and estate B (blue, green). */
 export async function startEstate(): Promise<Estate> {
-  const [nats, a, b] = await Promise.all([startNats(), startMariaDb({ replicas: 2, serverIdBase: 10 }), startMariaDb({ replicas: 1, serverIdBase: 20 })]);
+  const certs = await tmpDir('bgd-certs');
+  const { cert, key } = await estateCertificate(certs);
+  const [nats, a, b] = await Promise.all([startNats(), startMariaDb({ replicas: 2, serverIdBase: 10, settings: { 'ssl-cert': cert, 'ssl-key': key } }), startMariaDb({ replicas: 1, serverIdBase: 20 })]);
   const [greenA, readerA] = a.replicas as [MariaDbServer, MariaDbServer];
   const simA = await RdsBgdSimulation.start({ [A.blue]: a.primary, [A.green]: greenA, [A.blueReader]: readerA, [A.greenReader]: greenA, [A.blueReader2]: readerA }, [a.primary, greenA]);
   const simB = await RdsBgdSimulation.start({ [B.blue]: b.primary, [B.green]: b.replicas[0] as MariaDbServer }, [b.primary, b.replicas[0] as MariaDbServer]);
@@ -44,9 +58,11 @@ export async function startEstate(): Promise<Estate> {
     b,
     simA,
     simB,
+    caPath: cert,
     async stop() {
       await Promise.all([simA.stop(), simB.stop()]);
       await Promise.all([a.destroy(), b.destroy(), nats.destroy()]);
+      await certs.remove();
     },
   };
 }
@@ -161,7 +177,12 @@ export async function deploy(natsUrl: string, toml: string, services: readonly S
   const configPath = join(dir.path, 'dbproxy.toml');
   writeFileSync(configPath, toml);
   const quiet = new Writable({ write: (_c, _e, done) => done() });
-  const runtime = await startRuntime({ services, configPath, version: 'test', adminListen: '127.0.0.1:0', logDestination: quiet });
+  const runtime = await startRuntime({ services, configPath, version: 'test', adminListen: '127.0.0.1:0', logDestination: quiet }).catch(async (err: unknown) => {
+    for (const s of subs) s.unsubscribe();
+    await bus.close();
+    await dir.remove();
+    throw new Error(`${String(err)} ${JSON.stringify((err as { issues?: unknown }).issues ?? '')}`);
+  });
   const admin = `http://${runtime.adminAddress}`;
   let epoch = 1000;
   const d: Deployed = {

@@ -130,6 +130,98 @@ describe('reader policy', () => {
   });
 });
 
+describe('offline server exclusions (spec 001: OFFLINE_SOFT and OFFLINE_HARD are neither mapped nor drained)', () => {
+  const withStatus = (lines: BackendLine[], name: string, status: string): BackendLine[] => lines.map((b) => (b.name === name ? { ...b, extra: `${b.extra ?? ''}\nstatus = "${status}"` } : b));
+
+  it.each(['offline_soft', 'offline_hard'])('a blue reader %s is not shunned nor unshunned; the writer is lent once the eligible readers are shunned', async (status) => {
+    await estate.simA.status(A.blue, A.green, 'AVAILABLE');
+    d = await deploy(estate.nats.url, toml(withStatus(bothReaders(), 'orders-blue-r2', status), [orders({ blue_readers: ['orders-blue-r1', 'orders-blue-r2'] })]));
+    await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
+    const t = await d.waitForTopology((v) => v.overlay.shunned.includes('orders-blue-r1') && v.overlay.writersServingReads.length === 1, 'eligible reader shunned, writer lent');
+    expect(t.overlay.shunned).toEqual(['orders-blue-r1']);
+    expect(t.overlay.writersServingReads).toEqual(['orders-blue']);
+    await estate.simA.completed(A.green);
+    await d.waitForPhase('orders', 'READER_SWITCHOVER_IN_PROGRESS');
+    await estate.simA.empty();
+    await d.waitForPhase('orders', 'NONE');
+    await d.waitForTopology((v) => v.overlay.shunned.length === 0 && v.overlay.writersServingReads.length === 0, 'cleaned up');
+    const about = (b: string) => d!.actions.filter((a) => 'backend' in a && a.backend === b).map((a) => a.action);
+    expect(about('orders-blue-r2')).toEqual([]);
+    expect(about('orders-blue-r1')).toEqual(['shun', 'unshun']);
+  });
+
+  it('an offline_hard green reader is not mapped (its blue reader is shunned, not pinned) and not drained at success', async () => {
+    await estate.simA.status(A.blue, A.green, 'AVAILABLE');
+    d = await deploy(estate.nats.url, toml(withStatus(backendsA(estate.simA, { explicit: true }), 'orders-green-r1', 'offline_hard'), [ordersExplicit()]));
+    await d.waitForPhase('orders', 'AVAILABLE');
+    expect(((await d.deployment('orders'))['mapping'] as { kind: string }[]).map((p) => p.kind)).toEqual(['writer']);
+    await drive(d, estate.simA, A, 'orders', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
+    const t = await d.waitForTopology((v) => v.overlay.dnsPins[A.blue] !== undefined && v.overlay.shunned.includes('orders-blue-r1'), 'writer pinned, unmapped reader shunned');
+    expect(t.overlay.dnsPins).toEqual({ [A.blue]: estate.simA.endpoint(A.green).ip });
+    await estate.simA.completed(A.green);
+    await d.waitForPhase('orders', 'READER_SWITCHOVER_IN_PROGRESS');
+    await estate.simA.empty();
+    await d.waitForPhase('orders', 'NONE');
+    await d.waitForTopology((v) => v.overlay.shunned.length === 0, 'unshunned');
+    // success drains the eligible green servers only; the offline one keeps its row and status
+    expect(d.actions.filter((a) => a.action === 'drain-backend').map((a) => (a.action === 'drain-backend' ? a.backend : ''))).toEqual(['orders-blue', 'orders-green']);
+    const green = (await d.topology()).backends.find((b) => b.name === 'orders-green-r1');
+    expect(green).toMatchObject({ shard: 'green', role: 'replica' });
+  });
+
+  it('an offline_soft explicit green writer is not selected: no demotion, no pin, no drain of the blue writer', async () => {
+    await estate.simA.status(A.blue, A.green, 'AVAILABLE');
+    d = await deploy(estate.nats.url, toml(withStatus(backendsA(estate.simA, { explicit: true }), 'orders-green', 'offline_soft'), [ordersExplicit()]));
+    await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
+    expect(await d.deployment('orders')).toMatchObject({ writerProblem: expect.stringContaining('not eligible'), demotedWriter: null });
+    // the mapped reader is still pinned; the writer stays blue
+    const t = await d.waitForTopology((v) => v.overlay.dnsPins[A.blueReader] !== undefined, 'reader pinned');
+    expect(t.overlay.dnsPins[A.blue]).toBeUndefined();
+    expect(t.backends.find((b) => b.name === 'orders-blue')).toMatchObject({ role: 'primary', shard: 'default' });
+    expect(d.actions.filter((a) => a.action === 'move-writer')).toEqual([]);
+    expect(d.actions.filter((a) => a.action === 'drain-backend').map((a) => (a.action === 'drain-backend' ? a.backend : ''))).toEqual(['orders-blue-r1']);
+  });
+
+  it('an offline blue writer has no worker; a blue writer going offline in post-processing stops the worker with rollback', async () => {
+    await estate.simA.status(A.blue, A.green, 'AVAILABLE');
+    const backends = backendsA(estate.simA);
+    d = await deploy(estate.nats.url, toml(withStatus(backends, 'orders-blue', 'offline_hard'), [orders()]));
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await d.bgd()).deployments).toEqual([]);
+    expect(d.states).toEqual([]);
+    await d.reconfigure(toml(backends, [orders()]));
+    await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
+    await d.waitForTopology((v) => v.overlay.dnsPins[A.blue] !== undefined && v.overlay.shunned.length === 1, 'pinned and shunned');
+    await d.reconfigure(toml(withStatus(backends, 'orders-blue', 'offline_soft'), [orders()]));
+    const t = await d.waitForTopology((v) => Object.keys(v.overlay.dnsPins).length === 0 && v.overlay.shunned.length === 0 && v.overlay.writersServingReads.length === 0, 'rolled back');
+    expect(Object.keys(t.readOnlySuppression)).toEqual([]);
+    expect((await d.bgd()).deployments).toEqual([]);
+    expect(d.phases('orders').slice(-1)).toEqual(['NONE']);
+  });
+});
+
+describe('worker hostgroup changes', () => {
+  it('the green writer replaced during IN_PROGRESS: the old one is restored and the new one takes the writer role, phase kept', async () => {
+    await estate.simA.status(A.blue, A.green, 'AVAILABLE');
+    const backends: BackendLine[] = [...backendsA(estate.simA, { explicit: true }), { name: 'orders-green-b', address: estate.simA.endpoint(A.green).address, role: 'primary', shard: 'green-b' }];
+    d = await deploy(estate.nats.url, toml(backends, [ordersExplicit()]));
+    await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS');
+    await d.waitForTopology((t) => t.backends.find((b) => b.name === 'orders-green')?.shard === 'default', 'first green writer moved in');
+    await d.reconfigure(toml(backends, [ordersExplicit({ green_writer: 'orders-green-b' })]));
+    const t = await d.waitForTopology((v) => {
+      const at = (n: string) => v.backends.find((b) => b.name === n);
+      return at('orders-green-b')?.shard === 'default' && at('orders-green-b')?.role === 'primary' && at('orders-green')?.shard === 'green';
+    }, 'replaced writer restored, new green writer moved in');
+    expect(t.backends.find((b) => b.name === 'orders-blue')?.role).toBe('replica');
+    const moves = d.actions.filter((a) => a.action === 'move-writer').map((a) => (a.action === 'move-writer' ? `${a.from}>${a.to}` : ''));
+    expect(moves).toEqual(['orders-blue>orders-green', 'orders-green>orders-blue', 'orders-blue>orders-green-b']);
+    expect(await d.deployment('orders')).toMatchObject({ phase: 'WRITER_SWITCHOVER_IN_PROGRESS', demotedWriter: { from: 'orders-blue', to: 'orders-green-b' } });
+    await drive(d, estate.simA, A, 'orders', 'SWITCHOVER_IN_POST_PROCESSING');
+    await d.waitForTopology((v) => v.overlay.dnsPins[A.blue] === estate.simA.endpoint(A.green).ip, 'writer pinned to green');
+    expect(d.phases('orders')).toEqual(['AVAILABLE', 'WRITER_SWITCHOVER_INITIATED', 'WRITER_SWITCHOVER_IN_PROGRESS', 'WRITER_SWITCHOVER_POST_PROCESSING']);
+  });
+});
+
 describe('concurrent deployments', () => {
   it('keep their state, pins and suppression keys apart', async () => {
     await estate.simA.status(A.blue, A.green, 'AVAILABLE');

@@ -1,8 +1,12 @@
 // Spec 001 scenarios on real servers over real NATS: startup, discovery, writer and reader
 // switchover, late entry, first observation at completion, probe destination.
 import type { BgdPhase } from '@dbproxy/bus';
+import { mysqlEdgeService } from '@dbproxy/mysql-edge';
 import { metricValue } from '@dbproxy/runtime/testing';
-import type { RdsBgdSimulation } from '@dbproxy/testing';
+import { freePort, waitFor, type RdsBgdSimulation } from '@dbproxy/testing';
+import { topologyService } from '@dbproxy/topology';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { bgdMonitorService } from '../src';
 import { A, backendsA, configToml, deploy, startEstate, type Deployed, type DeploymentLines, type Estate, type TopologyView } from './harness';
 
 jest.setTimeout(120_000);
@@ -242,6 +246,119 @@ describe('topology outcomes', () => {
     await new Promise((r) => setTimeout(r, 300));
     // empty status: NONE without the rollback helper (no restoring move-writer)
     expect(d.actions.filter((a) => a.action === 'move-writer')).toHaveLength(3);
+  });
+});
+
+describe('probe destination and TLS selection (the blue endpoint off the network: only the direct green probe observes)', () => {
+  const tls = () => `tls = { enabled = true, use_webpki_roots = false, ca_path = "${estate.caPath}" }`;
+  /** Runs `sql` as root on a server; `local` keeps it out of the binary log (that server only). */
+  async function asRoot(server: { host: string; port: number }, sql: string[], local = false): Promise<void> {
+    const c = await createConnection({ host: server.host, port: server.port, user: 'root', password: '' });
+    if (local) await c.query('SET sql_log_bin = 0');
+    for (const q of sql) await c.query(q);
+    await c.end();
+  }
+  const MONITOR_GRANTS = 'SELECT, PROCESS, SLAVE MONITOR, BINLOG MONITOR ON *.*';
+  beforeAll(async () => {
+    // a TLS-only account on every estate-A server, and one that exists on blue only
+    await asRoot(estate.a.primary, ["CREATE USER IF NOT EXISTS 'tlsmon'@'%' IDENTIFIED BY 'tls-pw' REQUIRE SSL", `GRANT ${MONITOR_GRANTS} TO 'tlsmon'@'%'`]);
+    await asRoot(estate.a.primary, ["CREATE USER IF NOT EXISTS 'bluemon'@'%' IDENTIFIED BY 'blue-pw'", `GRANT ${MONITOR_GRANTS} TO 'bluemon'@'%'`], true);
+    await estate.a.waitForReplicaCatchUp();
+  });
+  afterEach(async () => {
+    await estate.simA.reachable(A.blue, true);
+  });
+
+  async function throughDirectProbe(dep: Deployed): Promise<void> {
+    const sim = estate.simA;
+    await dep.waitForPhase('orders', 'AVAILABLE');
+    expect((await dep.deployment('orders'))['probe']).toEqual({ host: sim.endpoint(A.green).ip, port: sim.port, tls: true, direct: true, failures: 0 });
+    await sim.reachable(A.blue, false);
+    await drive(dep, sim, INITIATED, IN_PROGRESS, POST);
+    await dep.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned (observed through green only)');
+    expect((await dep.deployment('orders'))['probe']).toMatchObject({ direct: true, tls: true, failures: 0 });
+  }
+
+  it("automatic mode: green IP, blue port, the blue writer's TLS and account", async () => {
+    const sim = estate.simA;
+    await sim.status(A.blue, A.green, 'AVAILABLE');
+    const backends = backendsA(sim).map((b) => (b.name === 'orders-blue' ? { ...b, extra: `${tls()}\nmonitor_username = "tlsmon"\nmonitor_password = "tls-pw"` } : b));
+    d = await deploy(estate.nats.url, configToml(estate.nats.url, sim.hosts(), backends, [automatic()]));
+    await throughDirectProbe(d);
+  });
+
+  it("explicit mode: the green row's TLS and account (blue's account does not exist on green)", async () => {
+    const sim = estate.simA;
+    await sim.status(A.blue, A.green, 'AVAILABLE');
+    const backends = backendsA(sim, { explicit: true }).map((b) =>
+      b.name === 'orders-blue' ? { ...b, extra: 'monitor_username = "bluemon"\nmonitor_password = "blue-pw"' } : b.name === 'orders-green' ? { ...b, extra: `${tls()}\nmonitor_username = "tlsmon"\nmonitor_password = "tls-pw"` } : b,
+    );
+    d = await deploy(estate.nats.url, configToml(estate.nats.url, sim.hosts(), backends, [explicit()]));
+    await throughDirectProbe(d);
+  });
+});
+
+describe("effects in mysql-edge's pools", () => {
+  /** The edge's connections on a server: they run in database `pooldb` (the monitors' have none). */
+  async function edgeThreads(server: Connection): Promise<number[]> {
+    const [rows] = await server.query<RowDataPacket[]>("SELECT id FROM information_schema.processlist WHERE db = 'pooldb'");
+    return rows.map((r) => Number(r['id'])).sort();
+  }
+  const served = async (c: Connection) => {
+    const [[row]] = await c.query<RowDataPacket[]>('SELECT @@server_id AS server, CONNECTION_ID() AS id');
+    return { server: Number(row?.['server']), id: Number(row?.['id']) };
+  };
+
+  it("post-processing retires the blue writer's connections: idle ones close at once, a used one is destroyed on release, never reused", async () => {
+    const sim = estate.simA;
+    const blue = await createConnection({ host: estate.a.primary.host, port: estate.a.primary.port, user: 'root', password: '' });
+    await blue.query('CREATE DATABASE IF NOT EXISTS pooldb');
+    await blue.query('CREATE TABLE IF NOT EXISTS pooldb.t (id INT PRIMARY KEY, v INT)');
+    await blue.query('REPLACE INTO pooldb.t VALUES (1, 0), (2, 0), (3, 0), (4, 0)');
+    await estate.a.waitForReplicaCatchUp();
+    await sim.status(A.blue, A.green, 'AVAILABLE');
+    const [rw, ro] = [await freePort(), await freePort()];
+    const edge = `[[users]]\nname = "app"\npassword = "app-secret"\n[mysql]\nenabled = true\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\nread_after_write_seconds = 0\n`;
+    d = await deploy(estate.nats.url, configToml(estate.nats.url, sim.hosts(), backendsA(sim), [automatic()], edge), [topologyService, mysqlEdgeService, bgdMonitorService]);
+    await d.waitForPhase('orders', 'AVAILABLE');
+    const session = () => createConnection({ host: '127.0.0.1', port: rw, user: 'app', password: 'app-secret', database: 'pooldb' });
+    const clients: Connection[] = [];
+    try {
+      // warm the writer's pool: four writes at once leave four idle connections on blue
+      const warm = await Promise.all([1, 2, 3, 4].map(() => session()));
+      await Promise.all(warm.map((c, i) => c.query('UPDATE t SET v = SLEEP(0.2) WHERE id = ?', [i + 1])));
+      await Promise.all(warm.map((c) => c.end()));
+      // a session inside a writing transaction holds its blue connection
+      const held = await session();
+      clients.push(held);
+      await held.query('BEGIN');
+      await held.query('UPDATE t SET v = v + 1 WHERE id = 1');
+      const heldOn = await served(held);
+      expect(heldOn.server).toBe(estate.a.primary.serverId);
+      await waitFor(async () => (await edgeThreads(blue)).length >= 3, { timeoutMs: 3000, description: 'idle edge connections on blue' });
+
+      await drive(d, sim, INITIATED, IN_PROGRESS, POST);
+      await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned');
+      expect(d.actions.filter((a) => a.action === 'drain-backend').map((a) => a.action === 'drain-backend' && a.backend)).toEqual(['orders-blue']);
+      // idle connections closed at once: only the held one is left on blue
+      await waitFor(async () => (await edgeThreads(blue)).join() === String(heldOn.id), { timeoutMs: 2000, description: 'only the held connection left on blue' });
+      // the transaction finishes on its own connection
+      expect(await served(held)).toEqual(heldOn);
+      await held.query('COMMIT');
+      const [[row]] = await blue.query<RowDataPacket[]>('SELECT v FROM pooldb.t WHERE id = 1');
+      expect(Number(row?.['v'])).toBe(1);
+      // released: destroyed, not parked for the session nor handed to another
+      await waitFor(async () => (await edgeThreads(blue)).length === 0, { timeoutMs: 2000, description: 'the held connection closed on blue' });
+      const after = await served(held);
+      expect(after).not.toEqual(heldOn);
+      expect(after.server).not.toBe(estate.a.primary.serverId);
+      const other = await session();
+      clients.push(other);
+      expect((await served(other)).server).not.toBe(estate.a.primary.serverId);
+    } finally {
+      await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+      await blue.end();
+    }
   });
 });
 
