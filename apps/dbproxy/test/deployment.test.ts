@@ -2,43 +2,17 @@
 // checked by construction: YAML parses, every dbproxy container runs a service this build has,
 // its configuration validates with the environment the manifest gives it, and every port the
 // manifest exposes is one the configuration listens on.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { configuredListeners, parseToml, validateDocument, formatIssue, type DbproxyConfig } from '@dbproxy/config';
+import { parseAllDocuments } from 'yaml';
 import { SERVICES } from '../src/services';
+import { composeDbproxyImage, portsOf, read, readCompose, ROOT, validConfig } from './support/manifests';
 
-const ROOT = join(__dirname, '..', '..', '..');
-const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 const serviceNames = SERVICES.map((s) => s.name);
 
-function validConfig(toml: string, env: Record<string, string>): DbproxyConfig {
-  const parsed = parseToml(toml);
-  if (!parsed.ok) throw new Error(parsed.issues.map(formatIssue).join('\n'));
-  const result = validateDocument(parsed.document, env);
-  if (!result.ok) throw new Error(result.issues.map(formatIssue).join('\n'));
-  return result.config;
-}
-
-/** Ports a service listens on: its own listeners plus its admin port. */
-function portsOf(config: DbproxyConfig, service: string): number[] {
-  const adminKey = service.replace('-', '_');
-  return configuredListeners(config)
-    .filter((l) => l.path === `proxy.admin.${adminKey}` || (service === 'config-api' && l.path === 'config_api.listen') || (service === 'pg-edge' && l.path.startsWith('postgres.')) || (service === 'redis-edge' && l.path.startsWith('redis.')) || (service === 'mysql-edge' && l.path.startsWith('mysql.')))
-    .map((l) => Number(l.address.slice(l.address.lastIndexOf(':') + 1)));
-}
-
-interface ComposeService {
-  image?: string;
-  command?: string[];
-  ports?: string[];
-  volumes?: string[];
-  environment?: Record<string, string>;
-}
-
 describe('docker-compose.yml', () => {
-  const compose = parseYaml(read('docker-compose.yml'), { merge: true }) as { services: Record<string, ComposeService> };
-  const dbproxy = Object.entries(compose.services).filter(([, s]) => s.image === 'dbproxy:local');
+  const compose = readCompose();
+  const dbproxy = Object.entries(compose.services).filter(([, s]) => s.image === composeDbproxyImage());
 
   it('has NATS, Jaeger with OTLP, the databases and the dbproxy services', () => {
     expect(Object.keys(compose.services)).toEqual(
@@ -62,7 +36,7 @@ describe('docker-compose.yml', () => {
     expect(config.bus.nats_url).toBe('nats://nats:4222');
     expect(config.telemetry.otlp_endpoint).toBe('http://jaeger:4318/v1/traces');
     const listens = portsOf(config, String(serviceName));
-    for (const port of service.ports ?? []) expect(listens).toContain(Number(port.split(':').pop()));
+    for (const port of [...(service.ports ?? []), ...(service.expose ?? [])]) expect(listens).toContain(Number((typeof port === 'object' ? String(port.target) : port).split(':').pop()));
     expect(name).toBe(serviceName);
   });
 

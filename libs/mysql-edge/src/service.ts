@@ -1,9 +1,8 @@
 // The mysql-edge service: MySQL listeners (6033 read-write, 6034 read-only) with admission, pools
 // and sessions per process (worker processes when [mysql] workers > 1 and NATS is configured),
 // backends chosen through the topology service, drained on shutdown.
-import { availableParallelism } from 'node:os';
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
-import type { RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
+import { usableCpus, type RunningService, type ServiceContext, type ServiceDefinition } from '@dbproxy/runtime';
 import { TopologyClient } from '@dbproxy/topology-client';
 import { backendsReport } from './admin';
 import { MysqlEdge } from './edge';
@@ -11,7 +10,7 @@ import { MysqlEdge } from './edge';
 /** Processes serving the edge, as the runtime decides it: workers need NATS (the in-process bus cannot be shared). */
 function processCount(config: DeepReadonly<DbproxyConfig>): number {
   if (!config.bus.nats_url) return 1;
-  return config.mysql.workers === 0 ? availableParallelism() : config.mysql.workers;
+  return config.mysql.workers === 0 ? usableCpus() : config.mysql.workers;
 }
 
 export const mysqlEdgeService: ServiceDefinition = {

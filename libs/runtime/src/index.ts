@@ -7,6 +7,7 @@ export { Readiness, type ComponentStatus, type ComponentState, type ReadinessRep
 export { ConfigFollower, documentHash, type ConfigSource, type ConfigListener } from './config-follower';
 export { splitListen } from './admin-server';
 export type { WorkerLauncher } from './workers/worker-group';
+export { usableCpus, cgroupCpuQuota, CGROUP_CPU_PATHS, type CpuQuotaPaths } from './workers/cpu-quota';
 export { ServiceListeners, type ListenerSpec, type BoundListener, type RejectReason } from './listeners';
 export type { ServiceDefinition, ServiceContext, RunningService, ServiceName, AdminKey, EdgeStatus, ServiceReadiness } from './service';
 export {

@@ -1,6 +1,5 @@
 // Hosts one service in this process: builds its context, and — for an edge configured with
 // several worker processes — forks the workers that serve its connections.
-import { availableParallelism } from 'node:os';
 import type { RouteOptions } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import type { Bus } from '@dbproxy/bus';
@@ -11,6 +10,7 @@ import { ServiceListeners } from './listeners';
 import type { Readiness } from './readiness';
 import type { RunningService, ServiceContext, ServiceDefinition } from './service';
 import type { WorkerEndpoint } from './workers/worker-endpoint';
+import { usableCpus } from './workers/cpu-quota';
 import { WorkerGroup, type WorkerLauncher } from './workers/worker-group';
 
 export interface HostShared {
@@ -34,14 +34,15 @@ export interface HostShared {
 }
 
 /**
- * Worker processes a service asks for: its configured count, 0 meaning one per CPU. Workers
+ * Worker processes a service asks for: its configured count, 0 meaning one per CPU the process may
+ * use (the container's cgroup CPU quota when it is lower than the CPUs it sees). Workers
  * follow configuration and topology over the bus, so the in-process (embedded) bus, which a
  * forked process cannot share, means one process.
  */
 export function workerCount(definition: ServiceDefinition, config: DeepReadonly<DbproxyConfig>): number {
   const configured = definition.workers?.(config) ?? 1;
   if (!config.bus.nats_url) return 1;
-  return configured === 0 ? availableParallelism() : configured;
+  return configured === 0 ? usableCpus() : configured;
 }
 
 export class ServiceHost {
