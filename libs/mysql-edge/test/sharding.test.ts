@@ -160,6 +160,23 @@ describe('statements routed by shard key', () => {
     await c.end();
   });
 
+  it('routes an execute by its key parameter wherever it stands among the others (only those routing reads are decoded)', async () => {
+    const c = await edge.connect({ database: 'shop' });
+    for (const customer of [61, 62]) await c.execute('INSERT INTO orders (id, customer_id, note) VALUES (?, ?, ?)', [customer * 10, customer, 'new']);
+    for (const customer of [61, 62]) {
+      // the key after a string parameter, then the key before one (left undecoded by the edge)
+      await c.execute('UPDATE orders SET note = ? WHERE customer_id = ?', [`u${customer}`.padEnd(40, 'x'), customer]);
+      const [rows] = await c.execute<RowDataPacket[]>('SELECT note FROM orders WHERE customer_id = ? AND note LIKE ?', [customer, `u${customer}%`]);
+      expect(rows).toEqual([{ note: `u${customer}`.padEnd(40, 'x') }]);
+    }
+    for (const customer of [61, 62]) {
+      const shard = hash.shardFor(customer) as Shard;
+      expect(await on(shard, `SELECT note FROM orders WHERE customer_id = ${customer}`)).toEqual([{ note: `u${customer}`.padEnd(40, 'x') }]);
+      expect(await on(shard === 's0' ? 's1' : 's0', `SELECT note FROM orders WHERE customer_id = ${customer}`)).toEqual([]);
+    }
+    await c.end();
+  });
+
   it('routes string keys by FNV-1a hash', async () => {
     const emails = ['ann@example.com', 'bob@example.com', 'cy@example.com', 'dee@example.com', 'eve@example.com'];
     for (const email of emails) await client.execute('INSERT INTO members (email, name) VALUES (?, ?)', [email, email.split('@')[0]]);

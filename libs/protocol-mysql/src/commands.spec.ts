@@ -188,6 +188,17 @@ describe('COM_STMT_EXECUTE', () => {
     expect(thrownCode(() => decodeStmtExecute(payload, { paramCount: 2, capabilities: P41 }))).toBe('DBP_ERR_MYSQL_MALFORMED_PACKET');
   });
 
+  it('decodes only the first valueCount values, keeping every parameter type', () => {
+    const w = new PacketWriter();
+    encodeStmtExecute(w, { statementId: 1, params: every }, P41);
+    const payload = w.flush().subarray(4);
+    const exec = decodeStmtExecute(payload, { paramCount: every.length, capabilities: P41, valueCount: 3 });
+    expect(exec.params).toEqual(every.slice(0, 3).map((p) => p.value));
+    expect(exec.parameterTypes).toEqual(every.map(({ type, unsigned }) => ({ type, unsigned })));
+    expect(exec.attributes).toEqual([]);
+    expect(decodeStmtExecute(payload, { paramCount: every.length, capabilities: P41, valueCount: 0 }).params).toEqual([]);
+  });
+
   it('skips values that came through COM_STMT_SEND_LONG_DATA', () => {
     const w = new PacketWriter();
     // Clients leave long-data parameters out of the values; write the block by hand accordingly.

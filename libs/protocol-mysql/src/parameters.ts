@@ -37,6 +37,11 @@ export interface ParameterBlockOptions {
   readonly previousTypes?: readonly ParameterType[];
   readonly longDataParams?: ReadonlySet<number>;
   readonly encoding?: BufferEncoding;
+  /**
+   * Decode only the first `valueCount` values (a proxy routing on a few of them): `values` then
+   * has that many entries and the rest of the block is left unread.
+   */
+  readonly valueCount?: number;
 }
 
 export function readParameterBlock(r: PacketReader, count: number, options: ParameterBlockOptions): ParameterBlock {
@@ -62,7 +67,8 @@ export function readParameterBlock(r: PacketReader, count: number, options: Para
   }
   const values: MysqlValue[] = [];
   const longData: number[] = [];
-  for (let i = 0; i < count; i++) {
+  const decoded = Math.min(count, options.valueCount ?? count);
+  for (let i = 0; i < decoded; i++) {
     if ((bitmap[i >> 3] & (1 << (i & 7))) !== 0) values.push(null);
     else if (options.longDataParams?.has(i)) {
       longData.push(i);

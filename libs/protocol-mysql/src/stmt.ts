@@ -107,26 +107,42 @@ export interface StmtExecuteDecodeOptions extends Omit<ParameterBlockOptions, 'w
   readonly capabilities: number;
 }
 
-/** Decodes a COM_STMT_EXECUTE payload (command byte included) into typed parameter values. */
+/**
+ * Decodes a COM_STMT_EXECUTE payload (command byte included) into typed parameter values; with
+ * `valueCount`, only the first that many values (`params` is that long, no attributes).
+ */
 export function decodeStmtExecute(payload: Buffer, options: StmtExecuteDecodeOptions): StmtExecute {
   const r = new PacketReader(payload);
   if (r.u8('command') !== STMT_EXECUTE) throw MalformedPacket('not a COM_STMT_EXECUTE');
-  const header = readStmtExecuteHeader(r);
+  const { statementId, flags, iterationCount } = readStmtExecuteHeader(r);
   const withNames = hasFlag(options.capabilities, Capability.QueryAttributes);
   let count = options.paramCount;
-  if (withNames && (header.flags & CursorType.ParameterCountAvailable) !== 0) count = r.lenenc('parameter count');
+  if (withNames && (flags & CursorType.ParameterCountAvailable) !== 0) count = r.lenenc('parameter count');
   if (count < options.paramCount) throw MalformedPacket(`${count} parameters sent, statement has ${options.paramCount}`);
-  const base = { kind: 'stmt-execute' as const, ...header };
-  if (count === 0) return { ...base, newParamsBound: false, parameterTypes: [], params: [], longDataParams: [], attributes: [] };
-  const block = readParameterBlock(r, count, { ...options, withNames });
-  const n = options.paramCount;
+  if (count === 0) return { kind: 'stmt-execute', statementId, flags, iterationCount, newParamsBound: false, parameterTypes: [], params: [], longDataParams: [], attributes: [] };
+  // no object spreads on this per-execute path (a proxy decodes every execute): they cost more than the decoding
+  const block = readParameterBlock(r, count, {
+    withNames,
+    previousTypes: options.previousTypes,
+    longDataParams: options.longDataParams,
+    encoding: options.encoding,
+    valueCount: options.valueCount,
+  });
+  const values = block.values;
+  const n = Math.min(options.paramCount, values.length);
   const attributes: QueryAttribute[] = [];
-  for (let i = n; i < count; i++) attributes.push({ name: block.names[i], ...block.types[i], value: block.values[i] });
+  for (let i = n; i < values.length; i++) {
+    const type = block.types[i] as ParameterType;
+    attributes.push({ name: block.names[i] as string, type: type.type, unsigned: type.unsigned, value: values[i] as MysqlValue });
+  }
   return {
-    ...base,
+    kind: 'stmt-execute',
+    statementId,
+    flags,
+    iterationCount,
     newParamsBound: block.newParamsBound,
-    parameterTypes: block.types.slice(0, n),
-    params: block.values.slice(0, n),
+    parameterTypes: count === options.paramCount ? block.types : block.types.slice(0, options.paramCount),
+    params: n === values.length ? values : values.slice(0, n),
     longDataParams: block.longData,
     attributes,
   };

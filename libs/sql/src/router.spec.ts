@@ -126,6 +126,21 @@ describe('SqlRouter prepared statements', () => {
     expect(router.routePrepared(prepared, [2.5]).decision).toMatchObject({ kind: 'reject', error: { code: 'DBP_ERR_SQL_SHARD_KEY_INVALID' } });
   });
 
+  it('counts the leading parameters routing reads: up to the last shard key or autocommit value', () => {
+    const router = make();
+    const keyLast = router.prepare('UPDATE users SET name = ?, note = ? WHERE id = ?');
+    expect(keyLast.routingParameters).toBe(3);
+    const keyFirst = router.prepare('SELECT * FROM users WHERE id = ? AND name = ?');
+    expect(keyFirst.routingParameters).toBe(1);
+    expect(router.routePrepared(keyFirst, [4]).decision).toEqual(router.routePrepared(keyFirst, [4, 'ignored']).decision);
+    expect(router.prepare('SELECT * FROM users WHERE id = 7 AND name = ?').routingParameters).toBe(0);
+    expect(router.prepare('SELECT ?, ? FROM unsharded_table').routingParameters).toBe(0);
+    expect(router.prepare('SET autocommit = ?').routingParameters).toBe(1);
+    const insert = router.prepare('INSERT INTO orders (note, user_id) VALUES (?, ?), (?, ?)');
+    expect(insert.routingParameters).toBe(4);
+    expect(router.prepare('INSERT INTO orders (user_id, note) VALUES (?, ?), (?, ?)').routingParameters).toBe(3);
+  });
+
   it('decides SET autocommit from the bound value', () => {
     const router = make();
     const prepared = router.prepare('SET autocommit = ?');

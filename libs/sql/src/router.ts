@@ -11,7 +11,7 @@ import { canonicalFunctionName } from './functions';
 import { literalKey, parameterKey, type SqlValue } from './literals';
 import type { RoutingDecision } from './routing-decision';
 import { ShardRuleSet } from './shard-rules';
-import { bindTemplate, type SlotData } from './shard-template';
+import { bindTemplate, parametersRead, type SlotData } from './shard-template';
 import { StatementParser } from './statement-parser';
 import { Tok, type Dialect } from './tokenizer';
 
@@ -52,6 +52,11 @@ export interface PreparedRoute {
   readonly fingerprint: Fingerprint;
   /** Placeholders in the statement (`?` count, or the highest `$n`). */
   readonly parameterCount: number;
+  /**
+   * How many leading parameter values routePrepared() reads (shard keys, SET autocommit = ?):
+   * an execution may pass only those (the rest need not be decoded).
+   */
+  readonly routingParameters: number;
   readonly entry: CacheEntry;
   readonly data: SlotData;
   readonly traceparent?: string;
@@ -115,7 +120,9 @@ export class SqlRouter {
     let parameterCount = 0;
     for (let raw = 0; raw < scan.rawInfo.length; raw++) parameterCount = Math.max(parameterCount, scan.rawParam(raw) + 1);
     const { traceparent, tracestate, hints } = scan.comments;
-    return { text, fingerprint: entry.fingerprint, parameterCount, entry, data: freeze(scan), traceparent, tracestate, hints };
+    const data = freeze(scan);
+    const routingParameters = Math.min(parameterCount, Math.max(parametersRead(entry.template.template, data), this.autocommitParameters(entry, data)));
+    return { text, fingerprint: entry.fingerprint, parameterCount, routingParameters, entry, data, traceparent, tracestate, hints };
   }
 
   /** Routes one execution of a prepared statement with its typed parameter values. */
@@ -169,6 +176,13 @@ export class SqlRouter {
     }
     if (decision.kind === 'reject' && !hintable) return decision;
     return { kind: 'shards', shards: [shard], keys: [], via: 'hint' };
+  }
+
+  /** The parameters autocommitVariant() reads: up to its slot's placeholder, if it is one. */
+  private autocommitParameters(entry: CacheEntry, data: SlotData): number {
+    if (entry.autocommit === undefined) return 0;
+    const info = data.rawInfo.data[data.slotFrom.data[entry.autocommit.slot]];
+    return (info & 0x1f) === Tok.Placeholder ? info >> 5 : 0;
   }
 
   /** SET autocommit = <literal or parameter>: on or off depends on this execution's value. */

@@ -184,3 +184,33 @@ export function bindTemplate(template: RouteTemplate, data: SlotData, params: re
     throw err;
   }
 }
+
+/**
+ * How many leading parameters binding `template` to `data` can read: one more than the highest
+ * placeholder index among the slots its keys come from (0 for a fixed template). A prepared
+ * statement's executions need only those values decoded for routing.
+ */
+export function parametersRead(template: RouteTemplate, data: SlotData): number {
+  if (template.kind === 'fixed') return 0;
+  let count = 0;
+  const noteRaw = (raw: number): void => {
+    const info = data.rawInfo.data[raw];
+    if ((info & 0x1f) === Tok.Placeholder) count = Math.max(count, info >> 5); // (info >> 5) - 1 is the index
+  };
+  const noteExpr = (expr: KeyExpr): void => {
+    if (expr.k !== 'values') return expr.parts.forEach(noteExpr);
+    for (const slot of expr.slots) for (let raw = data.slotFrom.data[slot]; raw < data.slotTo.data[slot]; raw++) noteRaw(raw);
+  };
+  for (const ref of template.refs) noteExpr(ref.expr);
+  const insert = template.insert;
+  if (insert !== undefined) {
+    const source = insert.source;
+    const g = source.group;
+    if (source.kind === 'cells') for (const slot of source.slots) noteRaw(data.slotFrom.data[slot]);
+    else {
+      const rowZeroRaw = data.slotFrom.data[data.groupSlotFrom.data[g] + source.slotOffset];
+      for (let r = 0; r < data.groupRows.data[g]; r++) noteRaw(rowZeroRaw + r * data.groupRawPerRow.data[g]);
+    }
+  }
+  return count;
+}

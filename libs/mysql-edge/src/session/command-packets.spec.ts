@@ -21,7 +21,7 @@ function execute(statementId: number, params: number[], sendTypes: boolean): Mys
 
 function statement(paramCount: number): ClientStatement {
   const entry: CatalogEntry = { key: 'SELECT ?', sql: Buffer.from('SELECT ?'), schema: null, refs: 1, closed: false, hosts: new Set() };
-  return { id: 1, entry, paramCount, prepared: undefined as never, fixedRoute: null, types: null, longData: null, longDataParams: null, longDataError: null, bytes: 8 };
+  return { id: 1, entry, paramCount, prepared: undefined as never, fixedRoute: null, types: null, previousTypes: null, previousTypesOf: null, longData: null, longDataParams: null, longDataError: null, bytes: 8 };
 }
 
 describe('executeFor', () => {

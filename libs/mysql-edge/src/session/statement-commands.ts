@@ -1,7 +1,7 @@
 // The commands a session serves: what each one needs (classification, plan, statement lookup),
 // whether the edge answers it itself or runs it on a backend, and what a backend's response changes
 // in the session (schema, autocommit, character set, prepared statements, read-after-write).
-import { Capability, Command, ServerStatus, decodeStmtExecute, hasFlag, type MysqlPacket, type MysqlValue, type ParameterType, type ResponseSummary } from '@dbproxy/protocol-mysql';
+import { Capability, Command, ServerStatus, decodeStmtExecute, hasFlag, type MysqlPacket, type MysqlValue, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { PreparedRoute, SqlRoute, SqlValue } from '@dbproxy/sql';
 import { holdsTransaction, type BackendConnection } from '../backend/backend-connection';
 import { MysqlEdgeErrors } from '../errors';
@@ -15,7 +15,7 @@ import { setOption } from './set-option';
 import { executeHold, isHoldError, queryHold } from '../fanout/session-hooks';
 import { runsOnXa } from '../fanout/session-xa';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
-import { StatementRegistry, type StatementSource } from './statement-registry';
+import { StatementRegistry, type ClientStatement, type StatementSource } from './statement-registry';
 import type { DbproxyError } from '@dbproxy/util';
 import { refusalReason, shardTarget } from '../sharding/shard-target';
 import { runEveryShard, type EveryShard, type EveryShardCommand } from '../sharding/every-shard-read';
@@ -30,28 +30,31 @@ export interface PendingPrepare {
 const CURSOR_FLAGS = 0x07; // CURSOR_TYPE_READ_ONLY | FOR_UPDATE | SCROLLABLE
 
 /**
- * The plan for a statement (or the shards of a keyless read that runs on every shard); unsharded
- * ones on the default shard are cached per classification, listener, window and replica eligibility.
+ * The plan for a statement (or the shards of a keyless read that runs on every shard); cached per
+ * classification, shard, listener, window and replica eligibility (the plan depends on nothing else
+ * once the shard is resolved).
  */
 function plan(s: ClientSession, route: SqlRoute): PlanResult | EveryShard {
   const e = s.epoch;
   let shard = e.defaultShard;
-  let unsharded = route.decision.kind === 'unsharded';
+  let slot = 0;
   // without sharding rules a user limited by users.shards still reaches only its shards
   if (e.sharding.active || (e.sharding.userShards.get(s.user)?.size ?? 0) > 0) {
     const target = shardOnSession(s, route);
     if (!('kind' in target)) return refuse(s, target);
     if (target.kind === 'all') return target;
     shard = target.shard;
-    unsharded = unsharded && shard === e.defaultShard;
+    const index = shard === e.defaultShard ? -1 : e.sharding.allShards.indexOf(shard);
+    slot = shard === e.defaultShard ? 0 : index < 0 ? -1 : 1 + index;
   }
   const readAfterWrite = s.readAfterWrite(shard);
-  const variant = (s.listener === 'read_only' ? 1 : 0) | (readAfterWrite ? 2 : 0) | (route.replicaEligible ? 4 : 0);
-  let variants = unsharded ? (e.plans.get(route.classification) as PlanResult[] | undefined) : undefined;
+  const cacheable = slot >= 0;
+  const variant = 8 * slot + ((s.listener === 'read_only' ? 1 : 0) | (readAfterWrite ? 2 : 0) | (route.replicaEligible ? 4 : 0));
+  let variants = cacheable ? (e.plans.get(route.classification) as PlanResult[] | undefined) : undefined;
   const cached = variants?.[variant];
   if (cached !== undefined) return cached;
   const planned = planStatement(route, { listener: s.listener, readAfterWrite, defaultShard: e.defaultShard, multiStatements: e.multiStatements, shard });
-  if (unsharded) {
+  if (cacheable) {
     if (variants === undefined) e.plans.set(route.classification, (variants = []));
     variants[variant] = planned;
   }
@@ -229,7 +232,7 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   }
   if (!noteExecuteTypes(p.payload, statement)) return s.fail(MysqlEdgeErrors.missingTypes(id));
   const epoch = s.currentEpoch();
-  const route = statement.fixedRoute ?? epoch.router.routePrepared(statement.prepared, parameterValues(s, p, statement.paramCount, statement.types, statement.longDataParams));
+  const route = statement.fixedRoute ?? epoch.router.routePrepared(statement.prepared, parameterValues(s, p, statement));
   const result = plan(s, route);
   if (isEveryShard(result)) {
     // a cursor or long data would hold one shard's connection: not merged
@@ -252,11 +255,24 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   s.runOnBackend(p, 'execute', route);
 }
 
-/** Typed parameter values for routing templates that depend on them (shard keys, SET autocommit = ?). */
-function parameterValues(s: ClientSession, p: MysqlPacket, paramCount: number, types: Buffer | null, longData: ReadonlySet<number> | null): SqlValue[] {
-  const previousTypes: ParameterType[] = [];
-  if (types) for (let i = 0; i + 1 < types.length; i += 2) previousTypes.push({ type: types[i] as number, unsigned: ((types[i + 1] as number) & 0x80) !== 0 });
-  const decoded = decodeStmtExecute(p.payload, { paramCount, capabilities: s.capabilities, previousTypes, ...(longData ? { longDataParams: longData } : {}), encoding: s.encoding });
+/**
+ * Typed parameter values for routing templates that depend on them (shard keys, SET autocommit = ?):
+ * only the leading ones routing reads are decoded (a long string or blob parameter after the shard
+ * key costs nothing), with the statement's previous parameter types kept until its types change.
+ */
+function parameterValues(s: ClientSession, p: MysqlPacket, statement: ClientStatement): SqlValue[] {
+  const valueCount = statement.prepared.routingParameters;
+  if (valueCount === 0) return [];
+  const types = statement.types;
+  let previousTypes = statement.previousTypes;
+  if (previousTypes === null || statement.previousTypesOf !== types) {
+    previousTypes = [];
+    if (types) for (let i = 0; i + 1 < types.length; i += 2) previousTypes.push({ type: types[i] as number, unsigned: ((types[i + 1] as number) & 0x80) !== 0 });
+    statement.previousTypes = previousTypes;
+    statement.previousTypesOf = types;
+  }
+  const longDataParams = statement.longDataParams ?? undefined;
+  const decoded = decodeStmtExecute(p.payload, { paramCount: statement.paramCount, capabilities: s.capabilities, previousTypes, longDataParams, encoding: s.encoding, valueCount });
   return decoded.params.map(toSqlValue);
 }
 

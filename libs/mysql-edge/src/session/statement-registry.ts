@@ -1,6 +1,7 @@
 // A session's prepared statements: the ids the client sees, each statement's text, routing
 // template and last parameter types, and long data waiting for its execute. Bounded in count and
 // bytes (mysql.max_prepared_statements / max_prepared_statement_bytes); private to the session.
+import type { ParameterType } from '@dbproxy/protocol-mysql';
 import type { PreparedRoute, SqlRoute } from '@dbproxy/sql';
 import type { DbproxyError } from '@dbproxy/util';
 import type { CatalogEntry, StatementCatalog } from '../backend/statement-catalog';
@@ -16,6 +17,9 @@ export interface ClientStatement {
   readonly fixedRoute: SqlRoute | null;
   /** Parameter type bytes (2 per parameter) from the last COM_STMT_EXECUTE that sent them. */
   types: Buffer | null;
+  /** `types` decoded for routing an execute that does not resend them, and the buffer they came from. */
+  previousTypes: ParameterType[] | null;
+  previousTypesOf: Buffer | null;
   /** COM_STMT_SEND_LONG_DATA payloads since the last execute, replayed before it. */
   longData: Buffer[] | null;
   longDataParams: Set<number> | null;
@@ -64,6 +68,8 @@ export class StatementRegistry {
       prepared,
       fixedRoute,
       types: null,
+      previousTypes: null,
+      previousTypesOf: null,
       longData: null,
       longDataParams: null,
       longDataError: null,
