@@ -1,20 +1,11 @@
 // The monitor's phases (spec 001 "ProxySQL State Machine"), their order, the AWS target statuses
 // they correspond to, and the polling interval each phase asks for.
-import type { BgdPhase } from '@dbproxy/bus';
+import { BgdPhase } from '@dbproxy/bus';
 
-export type { BgdPhase };
+export { BgdPhase };
 
 /** Nominal lifecycle order; a higher rank is "later". NONE is lowest. */
-export const PHASE_ORDER: readonly BgdPhase[] = [
-  'NONE',
-  'AVAILABLE',
-  'WRITER_SWITCHOVER_INITIATED',
-  'WRITER_SWITCHOVER_IN_PROGRESS',
-  'WRITER_SWITCHOVER_POST_PROCESSING',
-  'WRITER_SWITCHOVER_COMPLETED',
-  'READER_SWITCHOVER_IN_PROGRESS',
-  'SWITCHOVER_COMPLETED',
-];
+export const PHASE_ORDER: readonly BgdPhase[] = BgdPhase.options; // the bus schema lists them in lifecycle order
 
 export const rank = (phase: BgdPhase): number => PHASE_ORDER.indexOf(phase);
 

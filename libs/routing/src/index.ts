@@ -2,7 +2,7 @@
 export * from './errors';
 export { fnv1a64, fnv1a64Hex, fnv1a64Mod } from './fnv';
 export { isIntegerText, normalizeShardKey, parseIntegerText, type NormalizedKey, type ShardKey } from './shard-key';
-export { createShardMap, shardMapFromSettings, type ShardMap, type ShardMapSettings, type ShardMapSpec, type ShardRule } from './shard-map';
+export { createShardMap, shardMapFromSettings, shardMapSpecFromSettings, type ShardMap, type ShardMapSettings, type ShardMapSpec, type ShardRule } from './shard-map';
 export { crc16, redisSlot, REDIS_SLOT_COUNT } from './redis-slot';
 export {
   DEFAULT_PRESSURE_MARGIN,

@@ -26,16 +26,21 @@ export type ShardMapSettings =
   | { readonly kind: 'range'; readonly ranges: readonly { readonly from?: bigint; readonly to?: bigint; readonly shard: string }[] }
   | { readonly kind: 'value'; readonly values: Readonly<Record<string, string>>; readonly default_shard?: string };
 
-/** Builds a shard map from the configuration's form of it (see createShardMap). */
-export function shardMapFromSettings(map: ShardMapSettings): ShardMap {
+/** The configuration's form of a shard map as a spec (snake_case keys, read-only arrays copied). */
+export function shardMapSpecFromSettings(map: ShardMapSettings): ShardMapSpec {
   switch (map.kind) {
     case 'hash':
-      return createShardMap({ kind: 'hash', shards: [...map.shards] });
+      return { kind: 'hash', shards: [...map.shards] };
     case 'range':
-      return createShardMap({ kind: 'range', ranges: map.ranges.map((r) => ({ from: r.from, to: r.to, shard: r.shard })) });
+      return { kind: 'range', ranges: map.ranges.map((r) => ({ from: r.from, to: r.to, shard: r.shard })) };
     case 'value':
-      return createShardMap({ kind: 'value', values: { ...map.values }, defaultShard: map.default_shard });
+      return { kind: 'value', values: { ...map.values }, defaultShard: map.default_shard };
   }
+}
+
+/** Builds a shard map from the configuration's form of it (see createShardMap). */
+export function shardMapFromSettings(map: ShardMapSettings): ShardMap {
+  return createShardMap(shardMapSpecFromSettings(map));
 }
 
 /** Builds a shard map, validating the spec (throws DBP_ERR_ROUTING_INVALID_SPEC / _RANGE_OVERLAP). */

@@ -1,9 +1,8 @@
 // [mysql.sharding] as the edge uses it: the SQL router's shard rules, the tables they name (for
 // errors that name them), and each user's reachable shards ([[users]] shards).
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
-import type { ShardMapSpec, ShardRule } from '@dbproxy/routing';
+import { shardMapSpecFromSettings, type ShardMapSpec, type ShardRule } from '@dbproxy/routing';
 
-type RuleConfig = DeepReadonly<DbproxyConfig>['mysql']['sharding']['rules'][number];
 
 export interface ShardSettings {
   /** Sharding is on and has rules: statements are routed by key, transactions start lazily. */
@@ -18,17 +17,6 @@ export interface ShardSettings {
   readonly userShards: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-function specOf(map: RuleConfig['map']): ShardMapSpec {
-  switch (map.kind) {
-    case 'hash':
-      return { kind: 'hash', shards: [...map.shards] };
-    case 'range':
-      return { kind: 'range', ranges: map.ranges.map((r) => ({ from: r.from, to: r.to, shard: r.shard })) };
-    case 'value':
-      return { kind: 'value', values: { ...map.values }, defaultShard: map.default_shard };
-  }
-}
-
 function shardsOf(spec: ShardMapSpec): string[] {
   if (spec.kind === 'hash') return spec.shards;
   if (spec.kind === 'range') return spec.ranges.map((r) => r.shard);
@@ -37,7 +25,7 @@ function shardsOf(spec: ShardMapSpec): string[] {
 
 export function shardSettingsOf(config: DeepReadonly<DbproxyConfig>): ShardSettings {
   const sharding = config.mysql.sharding;
-  const rules: ShardRule[] = sharding.enabled ? sharding.rules.map((r) => ({ table: r.table, column: r.column, map: specOf(r.map) })) : [];
+  const rules: ShardRule[] = sharding.enabled ? sharding.rules.map((r) => ({ table: r.table, column: r.column, map: shardMapSpecFromSettings(r.map) })) : [];
   const allShards = [...new Set(rules.flatMap((r) => shardsOf(r.map)))];
   const tables = new Set(rules.map((r) => (r.table.split('.').pop() as string).toLowerCase()));
   const userShards = new Map(config.users.filter((u) => u.shards.length > 0).map((u) => [u.name, new Set(u.shards)]));

@@ -1,7 +1,7 @@
 // Statement-level sharding in transaction mode ([postgres.sharding] rules): the shard one unit of
 // work runs on, from the SqlRouter's decisions of its statements, the transaction's shard and the user's shards.
 import type { DeepReadonly, PostgresConfig } from '@dbproxy/config';
-import type { ShardRule } from '@dbproxy/routing';
+import { shardMapSpecFromSettings, type ShardRule } from '@dbproxy/routing';
 import type { SqlRoute } from '@dbproxy/sql';
 import { PgEdgeErrors } from '../../errors';
 import { crossShardMergeProblem } from './cross-shard-merge';
@@ -16,18 +16,7 @@ export type UnitShard =
 
 /** The SqlRouter's rules from `[[postgres.sharding.rules]]` (table, column, map), in configuration order. */
 export function routerRulesOf(sharding: ShardingConfig): ShardRule[] {
-  return sharding.rules.map((rule) => ({ table: rule.table, column: rule.column, map: mapSpecOf(rule.map) }));
-}
-
-function mapSpecOf(map: ShardingConfig['rules'][number]['map']): ShardRule['map'] {
-  switch (map.kind) {
-    case 'hash':
-      return { kind: 'hash', shards: [...map.shards] };
-    case 'range':
-      return { kind: 'range', ranges: map.ranges.map((r) => ({ from: r.from, to: r.to, shard: r.shard })) };
-    case 'value':
-      return { kind: 'value', values: { ...map.values }, defaultShard: map.default_shard };
-  }
+  return sharding.rules.map((rule) => ({ table: rule.table, column: rule.column, map: shardMapSpecFromSettings(rule.map) }));
 }
 
 /** The metric reason of a router refusal, from its error code. */
