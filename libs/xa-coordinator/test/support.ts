@@ -176,7 +176,8 @@ export function spawnCoordinator(setup: CoordinatorSetup, fault?: string): Coord
   };
 }
 
-export async function waitReady(coordinator: CoordinatorProcess, timeoutMs = 30_000): Promise<void> {
+// generous: a loaded CI machine can take long to start a process and run its first recovery pass
+export async function waitReady(coordinator: CoordinatorProcess, timeoutMs = 60_000): Promise<void> {
   await waitFor(
     async () => {
       if (coordinator.child.exitCode !== null) throw new Error(`coordinator exited:\n${coordinator.output()}`);
@@ -189,9 +190,10 @@ export async function waitReady(coordinator: CoordinatorProcess, timeoutMs = 30_
 
 export async function startCoordinator(setup: CoordinatorSetup, fault?: string): Promise<CoordinatorProcess> {
   const c = spawnCoordinator(setup, fault);
-  await waitReady(c).catch(async (err) => {
+  await waitReady(c).catch(async (err: unknown) => {
     await c.kill9();
-    throw err;
+    // what the coordinator logged says why it never became ready
+    throw new Error(`${err instanceof Error ? err.message : String(err)}; coordinator output:\n${c.output().slice(-4000)}`);
   });
   return c;
 }
