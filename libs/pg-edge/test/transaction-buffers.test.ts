@@ -1,39 +1,27 @@
 // Transaction mode's process-wide bound on held result bytes ([postgres] max_buffered_result_bytes):
 // concurrent large results through node-postgres fail closed with 53200 over it, the edge's
 // dbproxy_pg_buffered_result_bytes gauge returns to 0 after the load, and sessions go on.
-import { Client } from 'pg';
 import { metricValue } from '@dbproxy/runtime/testing';
-import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
-import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
-import { startEdge, type EdgeHarness } from './harness';
+import { waitFor } from '@dbproxy/testing';
+import type { EdgeHarness } from './harness';
+import { startTransactionFixture, type TransactionFixture } from './transaction-fixture';
 
 jest.setTimeout(90_000);
 
-let pg: ReplicatedServers<PostgresServer>;
 let edge: EdgeHarness;
+let fx: TransactionFixture;
 
 beforeAll(async () => {
-  pg = await startPostgres({ replicas: 1 });
-  await requirePoolPassword(pg);
-  const extra = `username = "${POOL_USER}"\npassword = "${POOL_PASSWORD}"\ndatabase = "postgres"`;
-  edge = await startEdge(
-    [{ name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra }],
-    // each session may hold 8 MB, all of them together 12 MB
-    'routing_mode = "transaction"\npool_max_per_backend = 8\nmax_result_bytes = 8000000\nmax_buffered_result_bytes = 12000000\nmax_result_rows = 1000000',
-    '[[users]]\nname = "app"\npassword = "app-secret"',
-  );
+  // each session may hold 8 MB, all of them together 12 MB
+  fx = await startTransactionFixture('pool_max_per_backend = 8\nmax_result_bytes = 8000000\nmax_buffered_result_bytes = 12000000\nmax_result_rows = 1000000');
+  ({ edge } = fx);
 });
 
 afterAll(async () => {
-  await edge?.stop();
-  await pg?.destroy();
+  await fx?.stop();
 });
 
-const connect = async () => {
-  const c = new Client({ host: '127.0.0.1', port: edge.rwPort, user: 'app', password: 'app-secret', database: 'postgres' });
-  await c.connect();
-  return c;
-};
+const connect = () => fx.connect();
 
 /** About 5 MB of rows (5000 rows of 1000 bytes), produced slowly enough that the results overlap. */
 const LARGE = "SELECT g, repeat('x', 1000) AS filler, pg_sleep(CASE WHEN g % 1000 = 0 THEN 0.1 ELSE 0 END) FROM generate_series(1, 5000) g";

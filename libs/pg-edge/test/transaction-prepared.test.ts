@@ -3,38 +3,26 @@
 // named queries and a raw protocol client over a pool of one connection, LRU eviction at the
 // bound, and DEALLOCATE / DISCARD ALL / protocol Close that never remove another client's use.
 import { Client, type QueryConfig } from 'pg';
-import { startPostgres, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
-import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
-import { startEdge, type EdgeHarness } from './harness';
+import type { EdgeHarness } from './harness';
+import { startTransactionFixture, type TransactionFixture } from './transaction-fixture';
 import { errorOf, RawClient, rowsOf } from './raw-client';
 
 jest.setTimeout(90_000);
 
-let pg: ReplicatedServers<PostgresServer>;
 let edge: EdgeHarness;
+let fx: TransactionFixture;
 
 beforeAll(async () => {
-  pg = await startPostgres({ replicas: 1 });
-  await requirePoolPassword(pg);
-  const extra = `username = "${POOL_USER}"\npassword = "${POOL_PASSWORD}"\ndatabase = "postgres"`;
   // one pooled connection: whatever a client runs, it runs on the connection the others use
-  edge = await startEdge(
-    [{ name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra }],
-    'routing_mode = "transaction"\npool_max_per_backend = 1\nmax_prepared_statements = 3',
-    '[[users]]\nname = "app"\npassword = "app-secret"',
-  );
+  fx = await startTransactionFixture('pool_max_per_backend = 1\nmax_prepared_statements = 3');
+  ({ edge } = fx);
 });
 
 afterAll(async () => {
-  await edge?.stop();
-  await pg?.destroy();
+  await fx?.stop();
 });
 
-const connect = async () => {
-  const c = new Client({ host: '127.0.0.1', port: edge.rwPort, user: 'app', password: 'app-secret', database: 'postgres' });
-  await c.connect();
-  return c;
-};
+const connect = () => fx.connect();
 
 const named = (name: string, text: string, values: unknown[]): QueryConfig => ({ name, text, values });
 const PLUS = 'SELECT $1::int + 1 AS n';

@@ -6,9 +6,9 @@
 import { Client, type ClientConfig } from 'pg';
 import { processEnvironment } from '@dbproxy/config';
 import { metricValue } from '@dbproxy/runtime/testing';
-import { startPostgres, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
-import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
-import { startEdge, type EdgeHarness } from './harness';
+import type { PostgresServer, ReplicatedServers } from '@dbproxy/testing';
+import type { EdgeHarness } from './harness';
+import { startTransactionFixture, type TransactionFixture } from './transaction-fixture';
 import { run } from './processes';
 import { errorOf, RawClient, rowsOf } from './raw-client';
 
@@ -16,18 +16,13 @@ jest.setTimeout(90_000);
 
 let pg: ReplicatedServers<PostgresServer>;
 let edge: EdgeHarness;
+let fx: TransactionFixture;
 
 beforeAll(async () => {
-  pg = await startPostgres({ replicas: 1 });
-  await requirePoolPassword(pg);
-  const extra = `username = "${POOL_USER}"\npassword = "${POOL_PASSWORD}"\ndatabase = "postgres"`;
   // one pooled connection: every session's statements run on the connection the others used
   // (reads queued behind each other's on it when it is lent: pipeline_depth)
-  edge = await startEdge(
-    [{ name: 'primary', host: pg.primary.host, port: pg.primary.port, role: 'primary', extra }],
-    'routing_mode = "transaction"\npool_max_per_backend = 1\npipeline_depth = 4\nignore_startup_parameters = ["dbproxy_test_ignored", "geqo"]',
-    '[[users]]\nname = "app"\npassword = "app-secret"',
-  );
+  fx = await startTransactionFixture('pool_max_per_backend = 1\npipeline_depth = 4\nignore_startup_parameters = ["dbproxy_test_ignored", "geqo"]');
+  ({ pg, edge } = fx);
   const setup = new Client({ host: pg.primary.host, port: pg.primary.port, user: 'postgres', database: 'postgres' });
   await setup.connect();
   await setup.query('CREATE SCHEMA s1');
@@ -36,8 +31,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await edge?.stop();
-  await pg?.destroy();
+  await fx?.stop();
 });
 
 const connect = async (extra: Partial<ClientConfig> = {}) => {
