@@ -24,13 +24,6 @@ const SAMPLES: Readonly<Record<string, string>> = {
   'mysql.cache.ttl_seconds': '[mysql.cache]\nttl_seconds = 5\n',
   'mysql.cache.max_entry_bytes': '[mysql.cache]\nmax_entry_bytes = 100\n',
   'mysql.cache.tables': '[mysql.cache]\ntables = ["orders"]\n',
-  'redis_backends[].tls': REDIS_TLS('enabled = true'),
-  'redis_backends[].tls.enabled': REDIS_TLS('enabled = true'),
-  'redis_backends[].tls.use_webpki_roots': REDIS_TLS('use_webpki_roots = false'),
-  'redis_backends[].tls.ca_path': REDIS_TLS('ca_path = "/etc/ca.pem"'),
-  'redis_backends[].tls.client_cert_path': REDIS_TLS('client_cert_path = "/etc/c.pem"'),
-  'redis_backends[].tls.client_key_path': REDIS_TLS('client_key_path = "/etc/k.pem"'),
-  'redis_backends[].tls.server_name': REDIS_TLS('server_name = "redis.internal"'),
 };
 
 function issuesOf(toml: string): ConfigIssue[] {

@@ -2,6 +2,7 @@
 // A key no service reads is not here: it is in NOT_BUILT_KEYS (src/unbuilt.ts) and validate refuses it.
 const RUNTIME = 'libs/runtime/src/runtime.ts';
 const FRONTEND_TLS = 'libs/runtime/src/sockets/frontend-tls.ts';
+const BACKEND_TLS = 'libs/runtime/src/sockets/backend-tls.ts';
 const MONITOR = 'libs/topology/src/protocol-monitor.ts';
 const TARGETS = 'libs/topology/src/targets.ts';
 const MYSQL_EPOCH = 'libs/mysql-edge/src/epoch.ts';
@@ -151,7 +152,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql_backends[].tls': MYSQL_POOLS,
   'mysql_backends[].tls.enabled': MYSQL_POOLS,
   // mysql-edge honours it only as "no ca_path" (checkPartlyBuilt refuses the other combinations)
-  'mysql_backends[].tls.use_webpki_roots': 'libs/topology/src/checks/tls.ts',
+  'mysql_backends[].tls.use_webpki_roots': BACKEND_TLS,
   'mysql_backends[].tls.ca_path': MYSQL_POOLS,
   'mysql_backends[].tls.client_cert_path': MYSQL_POOLS,
   'mysql_backends[].tls.client_key_path': MYSQL_POOLS,
@@ -230,6 +231,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'redis.max_outstanding_replies': REDIS_COMMAND,
   'redis.query_buffer_limit_bytes': REDIS_COMMAND,
   'redis.max_bulk_bytes': REDIS_SERVICE,
+  'redis.max_reply_depth': REDIS_SERVICE,
   'redis.max_blocking_leases_per_node': REDIS_SERVICE,
   'redis.max_subscriptions': REDIS_COMMAND,
   'redis.cross_shard_writes': REDIS_COMMAND,
@@ -257,6 +259,13 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'redis_backends[].username': REDIS_SERVICE,
   'redis_backends[].password': REDIS_SERVICE,
   'redis_backends[].db': REDIS_SERVICE,
+  'redis_backends[].tls': BACKEND_TLS,
+  'redis_backends[].tls.enabled': BACKEND_TLS,
+  'redis_backends[].tls.use_webpki_roots': BACKEND_TLS,
+  'redis_backends[].tls.ca_path': BACKEND_TLS,
+  'redis_backends[].tls.client_cert_path': BACKEND_TLS,
+  'redis_backends[].tls.client_key_path': BACKEND_TLS,
+  'redis_backends[].tls.server_name': BACKEND_TLS,
   config_api: CONFIG_API,
   'config_api.listen': CONFIG_API,
   'config_api.tokens': 'libs/config-api/src/auth.ts',

@@ -34,7 +34,7 @@ function tableSources(config: DeepReadonly<DbproxyConfig>): NodeEndpoint[] {
   }
   return [...config.redis_backends]
     .sort((a, b) => (a.role === b.role ? 0 : a.role === 'primary' ? -1 : 1))
-    .map((b) => ({ key: endpointKey(b.address, b.db, false), name: b.name, shard: b.shard, address: b.address, role: b.role, db: b.db, username: b.username, password: b.password, readOnly: false }));
+    .map((b) => ({ key: endpointKey(b.address, b.db, false), name: b.name, shard: b.shard, address: b.address, role: b.role, db: b.db, username: b.username, password: b.password, readOnly: false, tls: b.tls }));
 }
 
 /** Reads the command table until it succeeds (every 2 s), reporting readiness meanwhile. */
@@ -73,7 +73,7 @@ export const redisEdgeService: ServiceDefinition = {
     const redis = () => ctx.config.current().config.redis;
     const metrics = createRedisEdgeMetrics(ctx.metrics, { leases: () => links.leaseCounts(), links: () => links.linkCount });
     const links: LinkDirectory = new LinkDirectory({
-      link: { connectTimeoutMs: redis().connect_timeout_seconds * 1000, limits: { maxBulkLength: Math.min(redis().max_bulk_bytes, 0x7fffffff) }, flusher, afterRead: () => replies.flushNow() },
+      link: { connectTimeoutMs: redis().connect_timeout_seconds * 1000, limits: { maxBulkLength: Math.min(redis().max_bulk_bytes, 0x7fffffff), maxNestingDepth: redis().max_reply_depth }, flusher, afterRead: () => replies.flushNow() },
       commandTimeoutMs: () => redis().command_timeout_seconds * 1000,
       maxLeasesPerNode: () => redis().max_blocking_leases_per_node,
       onLease: (event) => metrics.leaseEvents.inc({ event }),

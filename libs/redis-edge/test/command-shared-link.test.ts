@@ -288,6 +288,20 @@ describe('command mode: one client cannot disturb the shared backend connections
     expect([...seen].some((k) => onShard.b.includes(k))).toBe(true);
   });
 
+  it('relays a script reply nested far deeper than 128 levels exactly as the server gives it, on the shared connection', async () => {
+    const nest = 'local t = {7} for i = 1, tonumber(ARGV[1]) do t = {t} end return t';
+    const c = edge.client();
+    await c.get(onShard.a[0]);
+    const proxyConnections = async () => String(await directA.client('LIST')).split('\n').filter((l) => l && !l.includes('cmd=client|list')).map((l) => /id=(\d+)/.exec(l)?.[1]);
+    const before = await proxyConnections();
+    for (const depth of [200, 2_000]) {
+      const viaProxy = await c.eval(nest, 0, String(depth));
+      expect(JSON.stringify(viaProxy)).toBe(JSON.stringify(await directA.eval(nest, 0, String(depth))));
+    }
+    expect(await c.get(onShard.a[0])).toBe(`v:${onShard.a[0]}`);
+    expect(await proxyConnections()).toEqual(expect.arrayContaining(before));
+  });
+
   it('names the shard that has no usable primary', async () => {
     await b.primary.stop();
     const c = edge.client();

@@ -4,7 +4,7 @@
 // from [redis.cluster] seeds and answers the edge's refresh requests (as after a MOVED).
 import { Redis, type RedisOptions } from 'ioredis';
 import { type TopologySnapshot } from '@dbproxy/bus';
-import { backendToml, commonToml, startTestRuntime, type TestRuntime } from '@dbproxy/runtime/testing';
+import { backendToml, commonToml, startTestRuntime, type TestRuntime, type TestRuntimeOptions } from '@dbproxy/runtime/testing';
 import { freePort } from '@dbproxy/testing';
 import { topologyService } from '@dbproxy/topology';
 import { redisEdgeService } from '../src';
@@ -17,6 +17,8 @@ export interface BackendSpec {
   readonly role: 'primary' | 'replica';
   readonly shard?: string;
   readonly password?: string;
+  /** Further lines of the backend's table (e.g. its [redis_backends.tls] sub-table). */
+  readonly extra?: string;
 }
 
 export interface EdgeOptions {
@@ -33,6 +35,8 @@ export interface EdgeOptions {
   readonly topology?: string;
   /** Extra top-level TOML (e.g. [proxy] settings). */
   readonly extra?: string;
+  /** What startEdge waits for (default: /readyz answers 200). */
+  readonly until?: TestRuntimeOptions['until'];
 }
 
 /** GET /topology/redis of the topology service running beside the edge. */
@@ -51,7 +55,7 @@ export interface EdgeHarness extends Pick<TestRuntime, 'runtime' | 'admin' | 're
 }
 
 function redisBackendToml(b: BackendSpec): string {
-  return backendToml('redis_backends', { ...b, address: `127.0.0.1:${b.port}`, extra: b.password ? `password = "${b.password}"` : '' });
+  return backendToml('redis_backends', { ...b, address: `127.0.0.1:${b.port}`, extra: `${b.password ? `password = "${b.password}"` : ''}\n${b.extra ?? ''}` });
 }
 
 function clusterToml(options: EdgeOptions): string {
@@ -87,6 +91,7 @@ export async function startEdge(options: EdgeOptions): Promise<EdgeHarness> {
     services: [topologyService, redisEdgeService],
     config: configToml(options, rwPort, roPort),
     forgetTopologyOf: 'redis',
+    ...(options.until ? { until: options.until } : {}),
   });
   const clients: Redis[] = [];
   return {

@@ -6,7 +6,7 @@ describe('resolveLimits', () => {
       maxBulkLength: 512 * 1024 * 1024,
       maxMultibulkLength: 1024 * 1024,
       maxAggregateLength: 0x7fffffff,
-      maxNestingDepth: 128,
+      maxNestingDepth: 10_000,
       queryBufferLimit: 1024 * 1024 * 1024,
       replyBufferLimit: 1024 * 1024 * 1024,
       maxInlineLength: 64 * 1024,

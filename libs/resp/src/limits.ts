@@ -8,7 +8,11 @@ export interface RespLimits {
   readonly maxMultibulkLength: number;
   /** Most elements in one reply aggregate (array, set, push; pairs count twice in maps). */
   readonly maxAggregateLength: number;
-  /** Deepest nesting of reply aggregates (attributes count as a level). */
+  /**
+   * Deepest nesting of reply aggregates (attributes count as a level). Far above what a server
+   * sends (a Lua script's reply stops at Lua's stack limit, about 2,600 levels); the scanner's
+   * stack grows with the reply, so a high bound costs nothing for shallow replies.
+   */
   readonly maxNestingDepth: number;
   /** Largest pending (incomplete) or complete client command, in bytes (client-query-buffer-limit). */
   readonly queryBufferLimit: number;
@@ -26,7 +30,7 @@ export const DEFAULT_RESP_LIMITS: RespLimits = Object.freeze({
   maxBulkLength: 512 * MiB,
   maxMultibulkLength: 1024 * 1024,
   maxAggregateLength: MAX_OFFSET,
-  maxNestingDepth: 128,
+  maxNestingDepth: 10_000,
   queryBufferLimit: 1024 * MiB,
   replyBufferLimit: 1024 * MiB,
   maxInlineLength: 64 * 1024,

@@ -10,6 +10,9 @@ import { Ascii, RespType } from './wire';
 
 type Entries = Array<readonly [RespValue, RespValue]>;
 
+/** The decoder recurses per level, so it stops well inside the JS stack whatever the limits say. */
+export const DECODER_MAX_DEPTH = 1_000;
+
 /** A cursor over one reply; each type has its own small reader. */
 class ReplyReader {
   pos: number;
@@ -21,7 +24,10 @@ class ReplyReader {
     private readonly limits: RespLimits,
   ) {
     this.pos = start;
+    this.maxDepth = Math.min(limits.maxNestingDepth, DECODER_MAX_DEPTH);
   }
+
+  private readonly maxDepth: number;
 
   value(depth: number): RespValue {
     if (this.pos >= this.end) throw IncompleteReply();
@@ -130,14 +136,14 @@ class ReplyReader {
   }
 
   private items(n: number, depth: number): RespValue[] {
-    if (n > 0 && depth + 1 > this.limits.maxNestingDepth) throw NestingTooDeep(this.limits.maxNestingDepth);
+    if (n > 0 && depth + 1 > this.maxDepth) throw NestingTooDeep(this.maxDepth);
     const items: RespValue[] = [];
     for (let i = 0; i < n; i++) items.push(this.value(depth + 1));
     return items;
   }
 
   private entries(n: number, depth: number): Entries {
-    if (n > 0 && depth + 1 > this.limits.maxNestingDepth) throw NestingTooDeep(this.limits.maxNestingDepth);
+    if (n > 0 && depth + 1 > this.maxDepth) throw NestingTooDeep(this.maxDepth);
     if (n * 2 > this.limits.maxAggregateLength) throw InvalidMultibulkLength();
     const entries: Entries = [];
     for (let i = 0; i < n; i++) entries.push([this.value(depth + 1), this.value(depth + 1)]);

@@ -125,3 +125,21 @@ describe('ReplyScanner', () => {
     }
   });
 });
+
+describe('ReplyScanner nesting', () => {
+  const nested = (depth: number) => Buffer.from('*1\r\n'.repeat(depth) + ':7\r\n');
+
+  it('scans a reply 5,000 levels deep (a Lua table) under the default bound, also fed byte by byte', () => {
+    const reply = nested(5_000);
+    expect(new ReplyScanner().scan(reply).count).toBe(1);
+    const scanner = new ReplyScanner();
+    let count = 0;
+    for (let end = 1; end <= reply.length; end++) count += scanner.scan(reply.subarray(0, end), scanner.batch.consumed).count;
+    expect(count).toBe(1);
+  });
+
+  it('still refuses a reply deeper than the configured bound', () => {
+    expect(() => new ReplyScanner({ maxNestingDepth: 300 }).scan(nested(301))).toThrow(expect.objectContaining({ code: 'DBP_ERR_RESP_NESTING_TOO_DEEP' }));
+    expect(new ReplyScanner({ maxNestingDepth: 300 }).scan(nested(300)).count).toBe(1);
+  });
+});

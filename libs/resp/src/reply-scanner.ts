@@ -12,6 +12,9 @@ import { Ascii, ReplyFlag, RespType } from './wire';
  * arriving in many chunks is scanned once. Call `scan(buf, start)` with `start` at the
  * previous `batch.consumed` translated into `buf` (those bytes unchanged, more may follow).
  */
+/** Nesting levels allocated up front; deeper replies grow the stack. */
+const INITIAL_LEVELS = 33;
+
 export class ReplyScanner {
   readonly batch = new ReplyBatch();
   /** Bytes, counted from the pending reply's start, needed before it can complete (0: unknown). */
@@ -32,15 +35,13 @@ export class ReplyScanner {
 
   constructor(limits: Partial<RespLimits> = {}) {
     this.limits = resolveLimits(limits);
-    this.remaining = new Int32Array(this.limits.maxNestingDepth + 1);
-    this.attribute = new Uint8Array(this.limits.maxNestingDepth + 1);
+    this.remaining = new Int32Array(INITIAL_LEVELS);
+    this.attribute = new Uint8Array(INITIAL_LEVELS);
   }
 
   /** Changes the bounds; applies from the next reply. */
   setLimits(limits: Partial<RespLimits>): void {
     this.limits = resolveLimits(limits);
-    this.remaining = new Int32Array(this.limits.maxNestingDepth + 1);
-    this.attribute = new Uint8Array(this.limits.maxNestingDepth + 1);
     this.reset();
   }
 
@@ -184,10 +185,22 @@ export class ReplyScanner {
     }
     const depth = this.depth + 1;
     if (depth > this.limits.maxNestingDepth) throw NestingTooDeep(this.limits.maxNestingDepth);
+    if (depth >= this.remaining.length) this.growLevels();
     this.remaining[depth] = n * perEntry;
     this.attribute[depth] = isAttribute ? 1 : 0;
     this.depth = depth;
     return next;
+  }
+
+  /** Doubles the nesting stack (kept small for the common shallow reply; bounded by maxNestingDepth). */
+  private growLevels(): void {
+    const size = Math.min(this.remaining.length * 2, this.limits.maxNestingDepth + 1);
+    const remaining = new Int32Array(size);
+    remaining.set(this.remaining);
+    const attribute = new Uint8Array(size);
+    attribute.set(this.attribute);
+    this.remaining = remaining;
+    this.attribute = attribute;
   }
 
   /** One element finished: count it against its level, closing every level it completes. */

@@ -26,3 +26,4 @@ export {
 export { descriptorOf, writeDirect, writeDirectCopying } from './sockets/direct-write';
 export { StateMachine, IllegalTransition } from './state-machine';
 export { loadFrontendTls, type FrontendTls, type FrontendTlsMode } from './sockets/frontend-tls';
+export { backendTlsOptions, type BackendTlsOptions, type BackendTlsSettings } from './sockets/backend-tls';

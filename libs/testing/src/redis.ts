@@ -13,6 +13,18 @@ export interface RedisOptions {
   replicas?: number;
   /** Sets requirepass on every server (and masterauth, so replicas can sync). */
   password?: string;
+  /** The primary also listens with TLS on `port` (the plaintext port stays, for the harness). */
+  tls?: RedisTlsListener;
+}
+
+/** A TLS listener: certificate and key files, the CA that client certificates must chain to. */
+export interface RedisTlsListener {
+  readonly port: number;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+  /** tls-auth-clients: require a client certificate (default true). */
+  readonly requireClientCert?: boolean;
 }
 
 /** A Redis server on 127.0.0.1; `password` is set when the server requires AUTH. */
@@ -35,6 +47,7 @@ export interface RedisNodeConfig {
   password?: string;
   replicaOf?: RedisServer;
   cluster?: { nodeTimeoutMs: number };
+  tls?: RedisTlsListener;
 }
 
 /** redis.conf of one node: snapshot on shutdown (so stop/start keeps data), no AOF, immediate replica sync. */
@@ -54,6 +67,10 @@ function redisConf(dataDir: string, config: RedisNodeConfig): string {
   ];
   if (config.password !== undefined) lines.push(`requirepass "${config.password}"`, `masterauth "${config.password}"`);
   if (config.replicaOf) lines.push(`replicaof ${config.replicaOf.host} ${config.replicaOf.port}`);
+  if (config.tls) {
+    const t = config.tls;
+    lines.push(`tls-port ${t.port}`, `tls-cert-file ${t.certFile}`, `tls-key-file ${t.keyFile}`, `tls-ca-cert-file ${t.caFile}`, `tls-auth-clients ${t.requireClientCert === false ? 'no' : 'yes'}`);
+  }
   if (config.cluster) {
     lines.push('cluster-enabled yes', 'cluster-config-file nodes.conf', `cluster-node-timeout ${config.cluster.nodeTimeoutMs}`);
   }
@@ -162,7 +179,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<Replicated
   const password = checkPassword(options.password);
   return startGroup('redis', async (group) => {
     const create = (launch: ServerLaunch, port: number): RedisNode => new RedisNode(launch, port, password);
-    const primary = await startRedisNode(group, 'primary', { password }, create);
+    const primary = await startRedisNode(group, 'primary', { password, ...(options.tls ? { tls: options.tls } : {}) }, create);
     const names = Array.from({ length: replicaCount }, (_, i) => `replica${i + 1}`);
     const replicas = await settleAll(
       names.map(async (name) => {

@@ -34,6 +34,7 @@ export const redisSection = z
     max_outstanding_replies: positiveInt.default(65536),
     query_buffer_limit_bytes: positiveInt.default(1073741824),
     max_bulk_bytes: positiveInt.default(536870912),
+    max_reply_depth: positiveInt.max(100_000).default(10_000),
     max_blocking_leases_per_node: positiveInt.default(512),
     max_subscriptions: positiveInt.default(32768),
     cross_shard_writes: z.boolean().default(false),

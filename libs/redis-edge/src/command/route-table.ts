@@ -136,7 +136,7 @@ export class RouteTableBuilder {
     const endpoint = (state: BackendState): NodeEndpoint | undefined => {
       const b = byName.get(state.name);
       if (!b) return undefined;
-      return { key: endpointKey(state.connectAddress, b.db, false), name: b.name, shard: b.shard, address: state.connectAddress, role: state.role, db: b.db, username: b.username, password: b.password, readOnly: false };
+      return { key: endpointKey(state.connectAddress, b.db, false), name: b.name, shard: b.shard, address: state.connectAddress, role: state.role, db: b.db, username: b.username, password: b.password, readOnly: false, tls: b.tls };
     };
     const shards = names.map((name) => this.shardRoutes(name, view, endpoint));
     const home = Math.max(0, names.indexOf(sharding.default_shard));

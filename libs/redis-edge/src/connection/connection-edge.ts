@@ -4,7 +4,7 @@
 import type { ConfigSnapshot } from '@dbproxy/config';
 import type { Tracer } from '@opentelemetry/api';
 import { ReplicaSelector } from '@dbproxy/routing';
-import type { ConfigSource } from '@dbproxy/runtime';
+import type { BackendTlsSettings, ConfigSource } from '@dbproxy/runtime';
 import type { TopologyClient } from '@dbproxy/topology-client';
 import { RedisEdgeErrors } from '../errors';
 import type { RedisEdgeMetrics } from '../metrics';
@@ -20,6 +20,8 @@ export interface ConnectionSettings {
 export interface BackendTarget {
   readonly name: string;
   readonly address: string;
+  /** The backend's [tls] table. */
+  readonly tls: BackendTlsSettings | undefined;
 }
 
 export class ConnectionEdge {
@@ -47,13 +49,18 @@ export class ConnectionEdge {
   backendFor(shard: string, listener: 'read_write' | 'read_only'): BackendTarget | Error {
     const view = this.topology.current();
     const primary = view.usable(shard, 'primary')[0];
-    if (listener === 'read_write') return primary ? { name: primary.name, address: primary.connectAddress } : RedisEdgeErrors.noBackend('primary', shard);
+    if (listener === 'read_write') return primary ? this.target(primary.name, primary.connectAddress) : RedisEdgeErrors.noBackend('primary', shard);
     const replicas = view.usable(shard, 'replica');
     const name = replicas.length > 0 ? this.epoch().replicas.pick(replicas.map((r) => ({ name: r.name, weight: r.weight, inUse: this.load.get(r.name) ?? 0, waiters: 0, capacity: 1000 }))) : undefined;
     const replica = replicas.find((r) => r.name === name);
-    if (replica) return { name: replica.name, address: replica.connectAddress };
-    if (primary && this.config.current().config.redis.fallback_to_primary) return { name: primary.name, address: primary.connectAddress };
+    if (replica) return this.target(replica.name, replica.connectAddress);
+    if (primary && this.config.current().config.redis.fallback_to_primary) return this.target(primary.name, primary.connectAddress);
     return RedisEdgeErrors.noBackend('replica', shard);
+  }
+
+  private target(name: string, address: string): BackendTarget {
+    const tls = this.config.current().config.redis_backends.find((b) => b.name === name)?.tls;
+    return { name, address, tls: tls?.enabled ? tls : undefined };
   }
 
   opened(backend: string): void {

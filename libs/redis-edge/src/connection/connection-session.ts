@@ -1,12 +1,13 @@
 // Connection mode: the first command may be DBPROXY.SHARD <value>; once the shard is known the
 // client is connected to its primary (read-write listener) or a weighted replica (read-only
 // listener) and bytes flow both ways unchanged - pipelines, MULTI, pub/sub, RESP3 pushes, AUTH.
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import { onreadBytes, readSocketRanges, StateMachine } from '@dbproxy/runtime';
+import { dialBackend } from '../io/dial';
 import type { ConnectionEdge } from './connection-edge';
 
 export type ConnectionState = 'awaiting-shard' | 'connecting' | 'piping' | 'closed';
@@ -112,12 +113,18 @@ export class ConnectionSession {
     this.backendName = target.name;
     this.edge.opened(target.name);
     this.span = this.edge.tracer.startSpan('redis.connection', { attributes: { 'db.system': 'redis', 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
-    const [host, port] = [target.address.slice(0, target.address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), Number(target.address.slice(target.address.lastIndexOf(':') + 1))];
-    const backend = connect({ host, port, noDelay: true, allowHalfOpen: true, onread: onreadBytes((chunk) => this.client.write(chunk) || backend.pause()) });
+    const toClient = (chunk: Buffer) => this.client.write(chunk) || backend.pause();
+    let dialed;
+    try {
+      dialed = dialBackend(target.address, { tls: target.tls, allowHalfOpen: true, onread: onreadBytes(toClient), onData: toClient });
+    } catch (err) {
+      return this.failConnect(target.address, `TLS files: ${errorMessage(err)}`);
+    }
+    const backend = dialed.socket;
     this.backend = backend;
     backend.setTimeout(this.edge.settings().connectTimeoutMs);
     backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target.address, 'timed out'));
-    backend.once('connect', () => this.piped(backend));
+    backend.once(dialed.readyEvent, () => this.piped(backend));
     backend.on('error', (err) => (this.machine.is('connecting') ? this.failConnect(target.address, errorMessage(err)) : this.close(`backend error: ${errorMessage(err)}`)));
     backend.once('close', () => this.close('backend closed'));
   }

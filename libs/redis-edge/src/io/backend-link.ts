@@ -1,12 +1,13 @@
 // One pipelined connection to a backend node: commands are queued as views of the client's
 // bytes and written once per turn; replies are matched to their senders in FIFO order and
 // handed over as views of this connection's read buffer.
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { InputBuffer, redirectOfReply, ReplyFlag, ReplyScanner, type ReplyBatch, type RespLimits } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { RedisEdgeErrors } from '../errors';
 import type { NodeEndpoint } from './endpoint';
 import { descriptorOf, onreadRanges, StateMachine } from '@dbproxy/runtime';
+import { dialBackend } from './dial';
 import { LinkFifo } from './link-fifo';
 import { OutputQueue } from './output-queue';
 import { SendFlag, type ReplySink } from './reply-sink';
@@ -38,12 +39,6 @@ export interface LinkOptions {
   readonly afterRead?: () => void;
 }
 
-function splitAddress(address: string): { host: string; port: number } {
-  const colon = address.lastIndexOf(':');
-  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
-  return { host: host === '' ? '127.0.0.1' : host, port: Number(address.slice(colon + 1)) };
-}
-
 export class BackendLink implements Flushable {
   flushQueued = false;
   readonly fifo = new LinkFifo();
@@ -62,6 +57,8 @@ export class BackendLink implements Flushable {
   private fd = -1;
   private setupLeft = 0;
   private closeError: Error | undefined;
+  /** TLS: written through the stream, never the descriptor. */
+  private secure = false;
 
   constructor(
     readonly endpoint: NodeEndpoint,
@@ -138,19 +135,30 @@ export class BackendLink implements Flushable {
 
   private open(): void {
     this.machine.transition('idle', 'connecting', 'first command');
-    const { host, port } = splitAddress(this.endpoint.address);
-    const socket = connect({ host, port, noDelay: true, onread: onreadRanges((buf, start, end) => this.received(buf, start, end)) });
+    let dialed;
+    try {
+      dialed = dialBackend(this.endpoint.address, {
+        tls: this.endpoint.tls,
+        onread: onreadRanges((buf, start, end) => this.received(buf, start, end)),
+        onData: (chunk) => this.received(chunk, 0, chunk.length),
+      });
+    } catch (err) {
+      queueMicrotask(() => this.close(RedisEdgeErrors.backendConnect(this.endpoint.address, `TLS files: ${errorMessage(err)}`), 'tls files'));
+      return;
+    }
+    const socket = dialed.socket;
     this.socket = socket;
+    this.secure = dialed.secure;
     socket.setTimeout(this.options.connectTimeoutMs);
     socket.once('timeout', () => this.close(RedisEdgeErrors.backendConnect(this.endpoint.address, 'timed out'), 'connect timeout'));
-    socket.once('connect', () => this.connected());
+    socket.once(dialed.readyEvent, () => this.connected());
     socket.on('error', (err) => this.lost(err));
     socket.once('close', () => this.lost(undefined));
   }
 
   private connected(): void {
     const socket = this.socket as Socket;
-    this.fd = descriptorOf(socket);
+    this.fd = this.secure ? -1 : descriptorOf(socket);
     this.options.onOpenChange?.(this, true);
     if (this.setup.length === 0) return this.becomeReady('connected');
     this.machine.transition('connecting', 'handshaking', 'connected');

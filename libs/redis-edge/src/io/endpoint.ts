@@ -1,6 +1,7 @@
 // A backend node as command mode connects to it, and the connection state replayed on every
 // connection the proxy opens for a session (AUTH, HELLO, SELECT, CLIENT SETNAME, READONLY).
 import { encodeCommand, type CommandArg } from '@dbproxy/resp';
+import type { BackendTlsSettings } from '@dbproxy/runtime';
 
 export interface NodeEndpoint {
   /** Identity of the connections it gets: address, database, READONLY. */
@@ -16,6 +17,8 @@ export interface NodeEndpoint {
   readonly password: string | undefined;
   /** A Redis Cluster replica serving reads: the connection sends READONLY. */
   readonly readOnly: boolean;
+  /** The backend's [tls] table (absent: plaintext; cluster nodes are plaintext). */
+  readonly tls?: BackendTlsSettings;
 }
 
 export function endpointKey(address: string, db: number, readOnly: boolean): string {
