@@ -234,6 +234,8 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'redis.max_reply_depth': REDIS_SERVICE,
   'redis.max_blocking_leases_per_node': REDIS_SERVICE,
   'redis.max_subscriptions': REDIS_COMMAND,
+  'redis.client_output_limit_bytes': REDIS_COMMAND,
+  'redis.max_pending_pushes': REDIS_COMMAND,
   'redis.cross_shard_writes': REDIS_COMMAND,
   'redis.fallback_to_primary': REDIS_COMMAND,
   'redis.max_replica_lag_seconds': TARGETS,

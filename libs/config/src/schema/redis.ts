@@ -37,6 +37,8 @@ export const redisSection = z
     max_reply_depth: positiveInt.max(100_000).default(10_000),
     max_blocking_leases_per_node: positiveInt.default(512),
     max_subscriptions: positiveInt.default(32768),
+    client_output_limit_bytes: positiveInt.default(8388608),
+    max_pending_pushes: positiveInt.default(4096),
     cross_shard_writes: z.boolean().default(false),
     fallback_to_primary: z.boolean().default(true),
     max_replica_lag_seconds: nonNegativeSeconds.default(30),

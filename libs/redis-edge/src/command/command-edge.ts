@@ -16,6 +16,10 @@ export interface EdgeSettings {
   readonly queryBufferLimit: number;
   readonly maxBulkBytes: number;
   readonly maxSubscriptions: number;
+  /** Client output buffered in the socket above which the session stops dispatching and reading pub/sub. */
+  readonly clientOutputLimitBytes: number;
+  /** Pub/sub messages written toward a client since its socket last took everything, above which its pub/sub connections stop reading. */
+  readonly maxPendingPushes: number;
   readonly crossShardWrites: boolean;
   readonly fallbackToPrimary: boolean;
   /** proxy.client_read_timeout_seconds in ms: an idle client is closed (not while subscribed or blocked). */
@@ -29,6 +33,8 @@ export function settingsOf(config: DeepReadonly<DbproxyConfig>): EdgeSettings {
     queryBufferLimit: Math.min(r.query_buffer_limit_bytes, 0x7fffffff),
     maxBulkBytes: Math.min(r.max_bulk_bytes, 0x7fffffff),
     maxSubscriptions: r.max_subscriptions,
+    clientOutputLimitBytes: r.client_output_limit_bytes,
+    maxPendingPushes: r.max_pending_pushes,
     crossShardWrites: r.cross_shard_writes,
     fallbackToPrimary: r.fallback_to_primary,
     idleTimeoutMs: config.proxy.client_read_timeout_seconds * 1000,

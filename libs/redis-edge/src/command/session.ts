@@ -32,9 +32,6 @@ const LEGAL: Readonly<Record<SessionState, readonly SessionState[]>> = {
 };
 
 const ASKING = Buffer.from('*1\r\n$6\r\nASKING\r\n');
-/** Client output buffered in the socket above which the session stops dispatching until it drains. */
-const OUTPUT_HIGH_WATER = 8 * 1024 * 1024;
-
 export class CommandSession implements ReplySink, Flushable {
   flushQueued = false;
   readonly machine = new StateMachine<SessionState>('redis-command-session', 'ready', LEGAL);
@@ -62,6 +59,8 @@ export class CommandSession implements ReplySink, Flushable {
   /** The command being dispatched is to be dispatched again once the barrier lifts. */
   private deferred = false;
   private outputPaused = false;
+  /** Pub/sub messages handed to the socket since it last took everything (redis.max_pending_pushes). */
+  pushesInFlight = 0;
   private readingPaused = false;
   private pumping = false;
   /** The client half-closed: end once every command it sent is answered. */
@@ -222,7 +221,8 @@ export class CommandSession implements ReplySink, Flushable {
   flush(): void {
     if (this.closed || this.out.empty) return;
     const ok = this.out.writeTo(this.socket, this.fd);
-    if (!ok && !this.outputPaused && this.socket.writableLength >= OUTPUT_HIGH_WATER) {
+    if (ok) this.pushesInFlight = 0;
+    else if (!this.outputPaused && (this.socket.writableLength >= this.edge.settings.clientOutputLimitBytes || this.pushesInFlight >= this.edge.settings.maxPendingPushes)) {
       this.outputPaused = true;
       this.edge.metrics.backpressure.inc({ reason: 'output' });
       this.subscriber?.setReading(false);
@@ -246,6 +246,7 @@ export class CommandSession implements ReplySink, Flushable {
   }
 
   private drained(): void {
+    this.pushesInFlight = 0;
     if (!this.outputPaused) return;
     this.outputPaused = false;
     this.subscriber?.setReading(true);

@@ -99,6 +99,7 @@ export class Subscriber implements FrameSink {
     const kind = frameKind(buf, start, end);
     if (kind === FrameKind.Message || (kind !== FrameKind.Confirmation && (flags & ReplyFlag.Error) === 0)) {
       // Sent before the server handled our pending command: it goes out before that command's confirmations.
+      this.s.pushesInFlight++;
       if (head) head.op.early.push(buf.subarray(start, end));
       else if (this.s.ring.push(buf, start, end)) this.s.edge.replies.schedule(this.s);
       return;
