@@ -10,6 +10,10 @@ export const RedisEdgeErrors = {
   backendConnect: createError<[string, string]>('DBP_ERR_REDISEDGE_BACKEND_CONNECT', 'could not connect to backend %s: %s'),
   backendSetup: createError<[string, string]>('DBP_ERR_REDISEDGE_BACKEND_SETUP', 'backend %s refused the connection setup: %s'),
   backendLost: createError<[string, string]>('DBP_ERR_REDISEDGE_BACKEND_LOST', 'connection to backend %s was lost before it replied (%s)'),
+  subscriptionsLost: createError<[string, string]>(
+    'DBP_ERR_REDISEDGE_SUBSCRIPTIONS_LOST',
+    'the pub/sub connection to backend %s (shard "%s") was lost: its subscriptions are gone and messages may have been missed; reconnect and subscribe again',
+  ),
   backendTimeout: createError<[string, number]>('DBP_ERR_REDISEDGE_BACKEND_TIMEOUT', 'backend %s did not reply within redis.command_timeout_seconds = %d'),
   backendProtocol: createError<[string, string]>('DBP_ERR_REDISEDGE_BACKEND_PROTOCOL', 'backend %s sent a reply the proxy cannot read: %s'),
   maxClients: createError('DBP_ERR_REDISEDGE_MAX_CLIENTS', 'max number of clients reached'),

@@ -65,6 +65,31 @@ async function backpressureUnder(pushWindow: number): Promise<{ pauses: number; 
   }
 }
 
+describe('command mode pub/sub when the subscriber\'s backend connection is lost', () => {
+  it('tells the subscriber in its protocol that its subscriptions are gone, then closes it', async () => {
+    const server = await startRedis({ replicas: 0 });
+    const edge = await startEdge({ mode: 'command', backends: [{ name: 'r1', port: server.primary.port, role: 'primary' }] });
+    const direct = new Redis({ host: '127.0.0.1', port: server.primary.port, maxRetriesPerRequest: 0 });
+    try {
+      const socket = connect({ host: '127.0.0.1', port: edge.rwPort });
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      const closed = new Promise((r) => socket.once('close', r));
+      socket.write(encodeCommand(['SUBSCRIBE', 'lost']));
+      await waitFor(() => received.includes('subscribe'), { timeoutMs: 5_000, description: 'subscribed' });
+      await direct.publish('lost', 'before');
+      await waitFor(() => received.includes('before'), { timeoutMs: 5_000, description: 'first message' });
+      await direct.client('KILL', 'TYPE', 'pubsub');
+      await closed;
+      expect(received).toMatch(/-ERR the pub\/sub connection to backend r1 \(shard "default"\) was lost: its subscriptions are gone .*subscribe again\r\n$/);
+    } finally {
+      direct.disconnect();
+      await edge.stop();
+      await server.destroy();
+    }
+  });
+});
+
 describe('command mode pub/sub toward a subscriber that does not read', () => {
   it('stops reading the backend after max_pending_pushes messages, then delivers every one in order', async () => {
     const bounded = await backpressureUnder(32);

@@ -32,6 +32,9 @@ const LEGAL: Readonly<Record<SessionState, readonly SessionState[]>> = {
 };
 
 const ASKING = Buffer.from('*1\r\n$6\r\nASKING\r\n');
+/** How long a closing session's last error may take to reach a client that does not read. */
+const FAREWELL_MS = 5_000;
+
 export class CommandSession implements ReplySink, Flushable {
   flushQueued = false;
   readonly machine = new StateMachine<SessionState>('redis-command-session', 'ready', LEGAL);
@@ -355,11 +358,20 @@ export class CommandSession implements ReplySink, Flushable {
   }
 
   /** Ends the session: its own connections close, leased connections of abandoned blocking commands too. */
-  close(reason: string): void {
+  /**
+   * Closes the session; `farewell` (an error in the client's protocol) is written after the output
+   * already owed, then the socket is ended (destroyed if the client does not take it within 5 s).
+   */
+  close(reason: string, farewell?: Buffer): void {
     if (this.closed) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.edge.metrics.sessions.dec({ mode: 'command', listener: this.listener });
-    this.socket.destroy();
+    if (farewell && !this.socket.destroyed) {
+      if (!this.out.empty) this.out.writeTo(this.socket, this.fd);
+      const socket = this.socket;
+      socket.end(farewell);
+      setTimeout(() => socket.destroy(), FAREWELL_MS).unref();
+    } else this.socket.destroy();
     const err = RedisEdgeErrors.backendLost('client', reason);
     if (this.own) for (const link of this.own.values()) link.close(err, `session closed: ${reason}`);
     this.own = undefined;

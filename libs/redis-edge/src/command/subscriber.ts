@@ -4,7 +4,7 @@
 // every backend confirmed; a message never overtakes the confirmation it followed.
 import { encodeCommand, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
-import { RedisEdgeErrors } from '../errors';
+import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink, FrameSink } from '../io/backend-link';
 import { ReplyFlag } from '@dbproxy/resp';
 import type { CommandSpec } from './command-table';
@@ -115,8 +115,9 @@ export class Subscriber implements FrameSink {
   onLinkClosed(link: BackendLink, err: Error): void {
     this.links.forEach((l, key) => l === link && this.links.delete(key));
     if (this.closed) return;
-    // Subscriptions on that connection are gone and messages may have been missed: the client must resubscribe.
-    this.s.close(`pub/sub connection to ${link.endpoint.address} lost: ${errorMessage(err)}`);
+    // Subscriptions on that connection are gone and messages may have been missed: the client is told so, then must reconnect and resubscribe.
+    const detail = errorMessage(err);
+    this.s.close(`pub/sub connection to ${link.endpoint.address} lost: ${detail}`, errorReply(RedisEdgeErrors.subscriptionsLost(link.endpoint.name, link.endpoint.shard || link.endpoint.address)));
   }
 
   setReading(on: boolean): void {
