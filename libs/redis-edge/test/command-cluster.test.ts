@@ -167,6 +167,51 @@ describe('command mode over a 3-master Redis Cluster', () => {
     expect(await ownerOf(slot)).toBe(target);
   });
 
+  it('retries a TRYAGAIN only while nothing was dispatched after it; behind later commands the client gets TRYAGAIN', async () => {
+    const slot = 9000;
+    const tag = tagForSlot(slot);
+    const slots = async () => {
+      const n = node(cluster.masters[0]);
+      const layout = (await n.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, string]][];
+      n.disconnect();
+      return layout;
+    };
+    const range = (await slots()).find(([from, to]) => slot >= from && slot <= to);
+    const source = cluster.masters.find((m) => m.nodeId === range?.[2][2]) as RedisClusterNode;
+    const target = cluster.masters.find((m) => m !== source) as RedisClusterNode;
+    const [src, dst] = [node(source), node(target)];
+    const [a, b] = [`${tag}:a`, `${tag}:b`];
+    await src.mset(a, 'A', b, 'B');
+    await dst.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', source.nodeId);
+    await src.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.nodeId);
+    await src.call('MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'KEYS', a);
+    try {
+      // Pipelined: MGET (TRYAGAIN: a moved, b not) then SET b; a retry would run after the SET.
+      const returnedBefore = (await edge.metric('dbproxy_redis_retries_total', { reason: 'tryagain_returned' })) ?? 0;
+      const raw = await RawClient.open(edge.rwPort);
+      raw.send(['MGET', a, b], ['SET', b, 'B2']);
+      const [mget, set] = await raw.texts(2);
+      raw.close();
+      expect(String(mget)).toMatch(/^-TRYAGAIN/);
+      expect(set).toBe('OK');
+      expect(await src.get(b)).toBe('B2');
+      expect(await edge.metric('dbproxy_redis_retries_total', { reason: 'tryagain_returned' })).toBe(returnedBefore + 1);
+
+      // Alone: the same MGET is retried (2 ms doubling) and answers once the migration completes.
+      const lone = edge.client().mget(a, b);
+      await src.call('MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'KEYS', b);
+      for (const m of cluster.masters) {
+        const n = node(m);
+        await n.call('CLUSTER', 'SETSLOT', slot, 'NODE', target.nodeId);
+        n.disconnect();
+      }
+      expect(await lone).toEqual(['A', 'B2']);
+    } finally {
+      src.disconnect();
+      dst.disconnect();
+    }
+  });
+
   it('subscribes to channels and shard channels and delivers messages in publish order', async () => {
     const sub = await RawClient.open(edge.rwPort);
     sub.send(['SUBSCRIBE', 'cluster-news'], ['SSUBSCRIBE', '{s}orders']);

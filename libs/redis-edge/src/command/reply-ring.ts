@@ -24,6 +24,11 @@ export class ReplyRing {
     return (this.tail - this.head) & SEQ_MASK;
   }
 
+  /** True when `seq` is the newest reply owed: nothing was dispatched after it. */
+  isNewest(seq: number): boolean {
+    return this.outstanding > 0 && ((this.tail - 1) & SEQ_MASK) === seq;
+  }
+
   reserve(): number {
     if (this.outstanding === this.capacity) this.grow();
     const seq = this.tail;

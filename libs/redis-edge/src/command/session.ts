@@ -136,6 +136,11 @@ export class CommandSession implements ReplySink, Flushable {
   }
 
   redirect(seq: number, part: number, redirect: Redirect, frame: SentFrame, flags: number, via: BackendLink): boolean {
+    // A delayed retry behind commands dispatched after this one would run after them: the client gets TRYAGAIN instead.
+    if ((redirect.kind === 'tryagain' || redirect.kind === 'clusterdown') && !this.ring.isNewest(seq)) {
+      this.edge.metrics.retries.inc({ reason: `${redirect.kind}_returned` });
+      return false;
+    }
     return followRedirect(this, this, seq, part, redirect, frame, flags, via);
   }
 
