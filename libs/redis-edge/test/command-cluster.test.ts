@@ -197,16 +197,29 @@ describe('command mode over a 3-master Redis Cluster', () => {
       expect(await src.get(b)).toBe('B2');
       expect(await edge.metric('dbproxy_redis_retries_total', { reason: 'tryagain_returned' })).toBe(returnedBefore + 1);
 
-      // Alone: the same MGET is retried (2 ms doubling) and answers once the migration completes.
-      const lone = edge.client().mget(a, b);
-      await src.call('MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'KEYS', b);
+      // Alone: retried whole (2 ms doubling), then key by key, each key following its ASK.
+      const splitsBefore = (await edge.metric('dbproxy_redis_retries_total', { reason: 'key_by_key' })) ?? 0;
+      expect(await edge.client().mget(a, b)).toEqual(['A', 'B2']);
+      expect(await edge.metric('dbproxy_redis_retries_total', { reason: 'key_by_key' })).toBe(splitsBefore + 1);
+
+      // A cross-slot MGET whose migrating part retries gates that slot: the SET sent after it waits for it.
+      const other = `${tagForSlot(100)}:o`;
+      await edge.client().set(other, 'O');
+      const gated = await RawClient.open(edge.rwPort);
+      gated.send(['MGET', other, a, b], ['SET', b, 'B3'], ['GET', b]);
+      const [mget2, set2, get2] = await gated.texts(3);
+      gated.close();
+      expect(mget2).toEqual(['O', 'A', 'B2']);
+      expect(set2).toBe('OK');
+      expect(get2).toBe('B3');
+      await edge.client().del(other);
+    } finally {
+      for (const key of [b]) await src.call('MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'KEYS', key).catch(() => undefined);
       for (const m of cluster.masters) {
         const n = node(m);
         await n.call('CLUSTER', 'SETSLOT', slot, 'NODE', target.nodeId);
         n.disconnect();
       }
-      expect(await lone).toEqual(['A', 'B2']);
-    } finally {
       src.disconnect();
       dst.disconnect();
     }

@@ -127,6 +127,7 @@ function forward(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
   spec.keys.find(batch, i, s.keys);
   if (s.keys.count === 0) return keyless(s, batch, i, spec);
   const group = groupOfKeys(s, batch, i);
+  if (!s.gates.empty && s.gates.blocks(group)) return s.retryAfterDrain();
   if (group >= 0) return toRoute(s, batch, i, spec, s.routeOfGroup(group), group);
   if (group === UNMAPPED) return s.replyError(RedisEdgeErrors.keyUnmapped(), 'unmapped_key');
   if (!spec.keys.complete && !routes.cluster) return s.replyError(RedisEdgeErrors.keysUnknown(spec.display), 'keys_unknown');
@@ -135,6 +136,7 @@ function forward(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
 }
 
 function keyless(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+  if (!s.gates.empty && s.gates.blocks(-1)) return s.retryAfterDrain();
   const everywhere = spec.requestPolicy === RequestPolicy.AllShards || spec.requestPolicy === RequestPolicy.AllNodes;
   if (everywhere && spec.responsePolicy !== ResponsePolicy.Special && s.edge.routes.shards.length > 1) return fanOutAll(s, batch, i, spec);
   toRoute(s, batch, i, spec, s.homeRoute());

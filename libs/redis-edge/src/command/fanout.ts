@@ -6,12 +6,13 @@ import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
-import { CommandFlag, RequestPolicy, ResponsePolicy } from './command-flags';
+import { CommandFlag } from './command-flags';
 import type { CommandSpec } from './command-table';
 import { countCommand } from './counting';
 import type { EndpointRoute } from './link-directory';
-import { Merge, MERGE_NAMES, mergeReplies } from './merge';
-import { followRedirect } from './redirects';
+import { Merge, MERGE_NAMES, mergeReplies, multiKeyMerge, RESPONSE_MERGE } from './merge';
+import { keyByKeyFor } from './key-by-key';
+import { followRedirect, MAX_RETRIES } from './redirects';
 import { UNMAPPED } from './route-table';
 import type { CommandSession } from './session';
 
@@ -28,15 +29,19 @@ export class Fanout implements ReplySink {
     private readonly keyOrder?: readonly (readonly number[])[],
     private readonly keyCount = 0,
     command = '',
+    /** Slots gated on the session until every part is in (cluster; empty elsewhere). */
+    private readonly gated: readonly number[] = [],
   ) {
     this.replies = new Array<Buffer>(parts);
     this.left = parts;
+    for (const g of gated) session.gates.open(g);
     this.span = session.edge.tracer.startSpan('redis.fanout', { attributes: { 'db.system': 'redis', 'db.operation': command, 'dbproxy.merge': MERGE_NAMES[merge], 'dbproxy.parts': parts } });
   }
 
   deliver(seq: number, part: number, buf: Buffer, start: number, end: number): void {
     this.replies[part] = buf.subarray(start, end);
     if (--this.left > 0) return;
+    for (const g of this.gated) this.session.gates.close(g);
     this.span.end();
     this.session.complete(seq, mergeReplies(this.merge, this.replies, this.keyOrder, this.keyCount));
   }
@@ -47,19 +52,17 @@ export class Fanout implements ReplySink {
   }
 
   redirect(seq: number, part: number, redirect: Redirect, frame: SentFrame, flags: number, via: BackendLink): boolean {
+    if (redirect.kind === 'tryagain' && frame.attempt + 1 > MAX_RETRIES) {
+      const split = keyByKeyFor(this.session, this, seq, part, frame);
+      if (split) {
+        split.start();
+        return true;
+      }
+    }
     return followRedirect(this.session, this, seq, part, redirect, frame, flags, via);
   }
 }
 
-const RESPONSE_MERGE: Readonly<Record<number, number>> = {
-  [ResponsePolicy.AggSum]: Merge.Sum,
-  [ResponsePolicy.AggMin]: Merge.Min,
-  [ResponsePolicy.AggMax]: Merge.Max,
-  [ResponsePolicy.AggLogicalAnd]: Merge.LogicalAnd,
-  [ResponsePolicy.AggLogicalOr]: Merge.LogicalOr,
-  [ResponsePolicy.AllSucceeded]: Merge.AllSucceeded,
-  [ResponsePolicy.OneSucceeded]: Merge.OneSucceeded,
-};
 
 function sendParts(s: CommandSession, spec: CommandSpec, fanout: Fanout, merge: number, targets: readonly EndpointRoute[], frames: readonly Buffer[]): void {
   const seq = s.ring.reserve();
@@ -91,6 +94,7 @@ export function splitByGroup(s: CommandSession, batch: CommandBatch, i: number, 
     }
   }
   if (spec.name === 'msetnx') return s.replyError(RedisEdgeErrors.crossShardMsetnx(), 'cross_shard_msetnx');
+  if (!s.gates.empty && s.gates.blocksAny(groups)) return s.retryAfterDrain();
   if ((spec.flags & CommandFlag.Write) !== 0 && !s.edge.settings.crossShardWrites) return s.replyError(RedisEdgeErrors.crossShardWrite(spec.display), 'cross_shard_write');
   const targets = groups.map((g) => s.routeOfGroup(g));
   const missing = targets.findIndex((t) => t === undefined);
@@ -100,12 +104,13 @@ export function splitByGroup(s: CommandSession, batch: CommandBatch, i: number, 
   const prefix = batch.args(i).slice(0, keys.positions[0]);
   const suffix = batch.args(i).slice(keys.positions[keys.count - 1] + step, argc);
   const frames = members.map((ks) => encodeCommand([...prefix, ...ks.flatMap((k) => batch.args(i).slice(keys.positions[k], keys.positions[k] + step)), ...suffix]));
-  const merge = spec.requestPolicy === RequestPolicy.MultiShard ? (RESPONSE_MERGE[spec.responsePolicy] ?? Merge.KeyOrder) : Merge.AllSucceeded;
-  sendParts(s, spec, new Fanout(s, merge, frames.length, members, keys.count, spec.display), merge, targets as EndpointRoute[], frames);
+  const merge = multiKeyMerge(spec);
+  sendParts(s, spec, new Fanout(s, merge, frames.length, members, keys.count, spec.display, routes.cluster ? groups : []), merge, targets as EndpointRoute[], frames);
 }
 
 /** A keyless command with request_policy all_shards / all_nodes (DBSIZE, KEYS, FLUSHALL, SCRIPT LOAD, ...). */
 export function fanOutAll(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+  if (!s.gates.empty) return s.retryAfterDrain();
   const targets = s.allShards();
   if (targets.some((t) => t === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', s.edge.routes.missingShard(targets)));
   const unique = [...new Set(targets as EndpointRoute[])];

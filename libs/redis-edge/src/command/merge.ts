@@ -1,6 +1,8 @@
 // Merging the replies of a command split over shards or sent to every shard: key order (MGET),
 // sums, minimum, maximum, logical and/or, all or one succeeded, collected arrays (KEYS).
 import { aggregateElements, encodeInteger, readIntegerReply, RespType, ReplyScanner } from '@dbproxy/resp';
+import { RequestPolicy, ResponsePolicy } from './command-flags';
+import type { CommandSpec } from './command-table';
 
 export const Merge = {
   /** MGET: every part's array elements back at their keys' places. */
@@ -19,6 +21,22 @@ export const Merge = {
   /** RANDOMKEY: a non-null reply chosen uniformly at random (null when every shard is empty). */
   AnyNonNull: 9,
 } as const;
+
+/** How the replies of a command's parts combine, by COMMAND INFO's response policy. */
+export const RESPONSE_MERGE: Readonly<Record<number, number>> = {
+  [ResponsePolicy.AggSum]: Merge.Sum,
+  [ResponsePolicy.AggMin]: Merge.Min,
+  [ResponsePolicy.AggMax]: Merge.Max,
+  [ResponsePolicy.AggLogicalAnd]: Merge.LogicalAnd,
+  [ResponsePolicy.AggLogicalOr]: Merge.LogicalOr,
+  [ResponsePolicy.AllSucceeded]: Merge.AllSucceeded,
+  [ResponsePolicy.OneSucceeded]: Merge.OneSucceeded,
+};
+
+/** The merge of a command split by its keys (MGET: key order; DEL: sum; MSET: all succeeded). */
+export function multiKeyMerge(spec: CommandSpec): number {
+  return spec.requestPolicy === RequestPolicy.MultiShard ? (RESPONSE_MERGE[spec.responsePolicy] ?? Merge.KeyOrder) : Merge.AllSucceeded;
+}
 
 export const MERGE_NAMES = ['key_order', 'sum', 'min', 'max', 'logical_and', 'logical_or', 'all_succeeded', 'one_succeeded', 'collect', 'any_non_null'] as const;
 

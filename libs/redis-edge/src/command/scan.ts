@@ -44,6 +44,7 @@ class ScanSink implements ReplySink {
 }
 
 export function scanCommand(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+  if (!s.gates.empty) return s.retryAfterDrain();
   const nodes = [...new Set(s.allShards())];
   if (nodes.length <= 1) return toRoute(s, batch, i, spec, nodes[0]);
   if (nodes.some((n) => n === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', s.edge.routes.missingShard(s.allShards())));

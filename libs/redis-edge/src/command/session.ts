@@ -17,6 +17,8 @@ import { dispatchCommand } from './dispatcher';
 import { KeyPositions } from './key-finder';
 import type { EndpointRoute } from './link-directory';
 import { followRedirect } from './redirects';
+import { RetriedCommand } from './retried-command';
+import { SlotGates } from './slot-gates';
 import { ReplyRing } from './reply-ring';
 import type { Subscriber } from './subscriber';
 import type { TransactionQueue, WatchPin } from './transaction';
@@ -64,6 +66,8 @@ export class CommandSession implements ReplySink, Flushable {
   private outputPaused = false;
   /** Pub/sub messages handed to the socket since it last took everything (redis.max_pending_pushes). */
   pushesInFlight = 0;
+  /** Slots whose later commands wait for a fan-out or a retry in flight (cluster). */
+  readonly gates = new SlotGates();
   private readingPaused = false;
   private pumping = false;
   /** The client half-closed: end once every command it sent is answered. */
@@ -137,9 +141,12 @@ export class CommandSession implements ReplySink, Flushable {
 
   redirect(seq: number, part: number, redirect: Redirect, frame: SentFrame, flags: number, via: BackendLink): boolean {
     // A delayed retry behind commands dispatched after this one would run after them: the client gets TRYAGAIN instead.
-    if ((redirect.kind === 'tryagain' || redirect.kind === 'clusterdown') && !this.ring.isNewest(seq)) {
-      this.edge.metrics.retries.inc({ reason: `${redirect.kind}_returned` });
-      return false;
+    if (redirect.kind === 'tryagain' || redirect.kind === 'clusterdown') {
+      if (!this.ring.isNewest(seq)) {
+        this.edge.metrics.retries.inc({ reason: `${redirect.kind}_returned` });
+        return false;
+      }
+      return new RetriedCommand(this).redirect(seq, part, redirect, frame, flags, via);
     }
     return followRedirect(this, this, seq, part, redirect, frame, flags, via);
   }

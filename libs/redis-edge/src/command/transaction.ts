@@ -179,6 +179,7 @@ class WatchSink implements ReplySink {
 }
 
 function exec(s: CommandSession): void {
+  if (!s.gates.empty) return s.retryAfterDrain();
   const tx = s.tx as TransactionQueue;
   const pin = s.watch;
   s.tx = undefined;
