@@ -28,7 +28,7 @@ async function redoclyLint(doc: unknown, dirPath: string): Promise<{ totals: Rec
   const file = join(dirPath, 'openapi.json');
   writeFileSync(file, JSON.stringify(doc));
   const bin = join(dirname(require.resolve('@redocly/cli/package.json')), 'bin', 'cli.js');
-  const { stdout } = await promisify(execFile)(process.execPath, [bin, 'lint', file, '--format=json'], { timeout: 60_000, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } }).catch(
+  const { stdout } = await promisify(execFile)(process.execPath, [bin, 'lint', file, '--format=json'], { timeout: 60_000 }).catch(
     (err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }),
   );
   return JSON.parse(stdout.slice(stdout.indexOf('{'))) as { totals: Record<string, number>; problems: unknown[] };
