@@ -1,12 +1,12 @@
 // The config-api service: the REST API (Fastify) over the versioned configuration.
 import Fastify, { type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
 import type { RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
 import { splitListen } from '@dbproxy/runtime';
 import { errorMessage } from '@dbproxy/util';
 import { requireRole } from './auth';
 import { ConfigStore } from './config-store';
 import { EdgeRegistry } from './edge-registry';
+import { registerOpenApi } from './openapi';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
 
@@ -19,12 +19,7 @@ async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegi
   const api = () => ctx.config.current().config.config_api;
   const app = Fastify({ logger: false, bodyLimit: api().max_body_bytes });
   app.addContentTypeParser(['application/toml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'dbproxy config-api', version: ctx.version, description: 'Versioned configuration of dbproxy; every change is a new epoch.' },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-    },
-  });
+  await registerOpenApi(app, { version: ctx.version, listen: ctx.local.config_api.listen });
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
     const status = err.statusCode ?? 500;
     if (status >= 500) ctx.logger.error({ err: err.message }, 'config-api request failed');
@@ -34,7 +29,6 @@ async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegi
   const guards = { read: requireRole('read', api), write: requireRole('write', api) };
   registerConfigRoutes(app, store, guards);
   registerEdgeRoutes(app, edges, guards);
-  app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }
 

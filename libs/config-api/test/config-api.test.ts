@@ -1,9 +1,38 @@
 // config-api end to end: ./bin/dbproxy start config-api on a real nats-server, driven over HTTP.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { createBus, KvRecords, openRecords, publishMessage, Subjects, type Bus } from '@dbproxy/bus';
 import { freePort, startNats, tmpDir, waitFor, type NatsServer, type TempDir } from '@dbproxy/testing';
 import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
 
 jest.setTimeout(60_000);
+
+interface OpenApiOperation {
+  operationId?: string;
+  security?: unknown;
+  requestBody?: { content: Record<string, unknown> };
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+}
+interface OpenApiDocument {
+  openapi: string;
+  info: { license?: { name?: string } };
+  servers?: { url: string }[];
+  security?: unknown;
+  paths: Record<string, Record<string, OpenApiOperation>>;
+}
+
+/** Runs `redocly lint` (its recommended rules) over the document; its JSON report. */
+async function redoclyLint(doc: unknown, dirPath: string): Promise<{ totals: Record<string, number>; problems: unknown[] }> {
+  const file = join(dirPath, 'openapi.json');
+  writeFileSync(file, JSON.stringify(doc));
+  const bin = join(dirname(require.resolve('@redocly/cli/package.json')), 'bin', 'cli.js');
+  const { stdout } = await promisify(execFile)(process.execPath, [bin, 'lint', file, '--format=json'], { timeout: 60_000 }).catch(
+    (err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }),
+  );
+  return JSON.parse(stdout.slice(stdout.indexOf('{'))) as { totals: Record<string, number>; problems: unknown[] };
+}
 
 const ADMIN = 'admin-token-0123456789abcdef';
 const VIEWER = 'viewer-token-0123456789abcdef';
@@ -122,7 +151,7 @@ describe('config-api on NATS', () => {
   it('answers a stale If-Match with 409', async () => {
     const res = await call('PUT', '/v1/config', { token: ADMIN, ifMatch: '1', body: { users: [] } });
     expect(res.status).toBe(409);
-    expect(res.json).toMatchObject({ error: 'stale_epoch', currentEpoch: 2 });
+    expect(res.json).toMatchObject({ error: 'stale_epoch', current_epoch: 2 });
   });
 
   it('refuses writes with a read-only token', async () => {
@@ -188,13 +217,36 @@ describe('config-api on NATS', () => {
     expect(edges).toEqual([expect.objectContaining({ instanceId: 'edge-test-1', protocol: 'mysql', sessions: 12, epoch: 3 })]);
   });
 
-  it('publishes an OpenAPI document', async () => {
+  it('publishes an OpenAPI document that redocly lints clean, and a Swagger UI, without a token', async () => {
     const res = await fetch(`${api}/docs/json`);
-    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as OpenApiDocument;
     expect(doc.openapi).toMatch(/^3\./);
+    expect(doc.info.license?.name).toBeTruthy();
+    expect(doc.servers?.[0]?.url).toBe(api);
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(['/v1/config', '/v1/config/validate', '/v1/config/epochs', '/v1/config/rollback/{epoch}', '/v1/edges']),
     );
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        expect([where, op.operationId]).toEqual([where, expect.any(String)]);
+        expect([where, op.security ?? doc.security]).toEqual([where, [{ bearerAuth: [] }]]);
+        expect([where, op.responses['401']]).toEqual([where, expect.anything()]);
+        for (const [code, response] of Object.entries(op.responses)) {
+          expect([where, code, response.content?.['application/json']?.schema]).toEqual([where, code, expect.anything()]);
+        }
+      }
+    }
+    expect(Object.keys(doc.paths['/v1/config']!['put']!.requestBody?.content ?? {})).toEqual(expect.arrayContaining(['application/json', 'application/toml']));
+    const lint = await redoclyLint(doc, dir.path);
+    expect(lint.problems).toEqual([]);
+    expect(lint.totals).toMatchObject({ errors: 0, warnings: 0 });
+
+    const ui = await fetch(`${api}/docs`);
+    expect(ui.status).toBe(200);
+    expect(ui.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await ui.text()).toMatch(/swagger/i);
   });
 
   it('never returned a secret in any response', () => {

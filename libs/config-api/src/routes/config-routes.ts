@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseToml, redactSecrets, restoreRedacted, summarizeConfig, type RawDocument } from '@dbproxy/config';
 import type { ConfigStore, WriteOutcome } from '../config-store';
+import type { HistoryEntry } from '../history';
 import type { RouteGuards } from './guards';
 import { schemas } from './schemas';
 
@@ -32,8 +33,20 @@ function sendOutcome(reply: FastifyReply, outcome: WriteOutcome) {
     case 'invalid':
       return reply.code(400).send({ error: 'invalid_config', message: `${outcome.issues.length} problem(s) in the configuration`, issues: outcome.issues });
     case 'stale':
-      return reply.code(409).send({ error: 'stale_epoch', message: `the configuration is at epoch ${outcome.currentEpoch}; re-read it and retry`, currentEpoch: outcome.currentEpoch });
+      return reply.code(409).send({ error: 'stale_epoch', message: `the configuration is at epoch ${outcome.currentEpoch}; re-read it and retry`, current_epoch: outcome.currentEpoch });
   }
+}
+
+/** A history entry's metadata as the API spells it (snake_case, like every admin JSON key). */
+function epochMeta(entry: Omit<HistoryEntry, 'config'>) {
+  return {
+    epoch: entry.epoch,
+    applied_at: entry.appliedAt,
+    author: entry.author,
+    summary: entry.summary,
+    hash: entry.hash,
+    ...(entry.rollbackOf !== undefined ? { rollback_of: entry.rollbackOf } : {}),
+  };
 }
 
 export function registerConfigRoutes(app: FastifyInstance, store: ConfigStore, guards: RouteGuards): void {
@@ -41,7 +54,7 @@ export function registerConfigRoutes(app: FastifyInstance, store: ConfigStore, g
     const current = await store.read();
     if (!current) return reply.code(404).send({ error: 'no_config', message: 'no configuration has been published yet' });
     const { record, epoch } = current;
-    return reply.header('etag', `"${epoch}"`).send({ epoch, author: record.author, appliedAt: record.appliedAt, hash: record.hash, config: redactSecrets(record.config) });
+    return reply.header('etag', `"${epoch}"`).send({ epoch, author: record.author, applied_at: record.appliedAt, hash: record.hash, config: redactSecrets(record.config) });
   });
 
   app.put('/v1/config', { preHandler: guards.write, schema: schemas.putConfig }, async (request, reply) => {
@@ -65,13 +78,13 @@ export function registerConfigRoutes(app: FastifyInstance, store: ConfigStore, g
   app.get('/v1/config/epochs', { preHandler: guards.read, schema: schemas.listEpochs }, async () => {
     const current = await store.read();
     const entries = await store.history.list();
-    return { current: current?.epoch ?? 0, epochs: entries.map(({ config: _config, ...meta }) => meta) };
+    return { current: current?.epoch ?? 0, epochs: entries.map(({ config: _config, ...meta }) => epochMeta(meta)) };
   });
 
   app.get<{ Params: { epoch: number } }>('/v1/config/epochs/:epoch', { preHandler: guards.read, schema: schemas.getEpoch }, async (request, reply) => {
     const entry = await store.history.get(request.params.epoch);
     if (!entry) return reply.code(404).send({ error: 'unknown_epoch', message: `epoch ${request.params.epoch} is not in the history` });
-    return { ...entry, config: redactSecrets(entry.config) };
+    return { ...epochMeta(entry), config: redactSecrets(entry.config) };
   });
 
   app.post<{ Params: { epoch: number } }>('/v1/config/rollback/:epoch', { preHandler: guards.write, schema: schemas.rollback }, async (request, reply) => {
