@@ -11,8 +11,7 @@ import type { CommandSpec } from './command-table';
 import { countCommand } from './counting';
 import type { EndpointRoute } from './link-directory';
 import { Merge, MERGE_NAMES, mergeReplies, multiKeyMerge, RESPONSE_MERGE } from './merge';
-import { keyByKeyFor } from './key-by-key';
-import { followRedirect, MAX_RETRIES } from './redirects';
+import { followOrSplit } from './key-by-key';
 import { UNMAPPED } from './route-table';
 import type { CommandSession } from './session';
 
@@ -52,14 +51,7 @@ export class Fanout implements ReplySink {
   }
 
   redirect(seq: number, part: number, redirect: Redirect, frame: SentFrame, flags: number, via: BackendLink): boolean {
-    if (redirect.kind === 'tryagain' && frame.attempt + 1 > MAX_RETRIES) {
-      const split = keyByKeyFor(this.session, this, seq, part, frame);
-      if (split) {
-        split.start();
-        return true;
-      }
-    }
-    return followRedirect(this.session, this, seq, part, redirect, frame, flags, via);
+    return followOrSplit(this.session, this, seq, part, redirect, frame, flags, via);
   }
 }
 

@@ -8,10 +8,22 @@ import type { BackendLink } from '../io/backend-link';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import { RequestPolicy } from './command-flags';
 import { mergeReplies, multiKeyMerge } from './merge';
-import { followRedirect } from './redirects';
+import { followRedirect, MAX_RETRIES } from './redirects';
 import type { CommandSession } from './session';
 
 export const KEY_BY_KEY_WINDOW = 256;
+
+/** A redirect or retry of (seq, part) of `owner`: key by key once a multi-key TRYAGAIN outlasted its retries, else followed. */
+export function followOrSplit(s: CommandSession, owner: ReplySink, seq: number, part: number, redirect: Redirect, frame: SentFrame, flags: number, via: BackendLink): boolean {
+  if (redirect.kind === 'tryagain' && frame.attempt + 1 > MAX_RETRIES) {
+    const split = keyByKeyFor(s, owner, seq, part, frame);
+    if (split) {
+      split.start();
+      return true;
+    }
+  }
+  return followRedirect(s, owner, seq, part, redirect, frame, flags, via);
+}
 
 /**
  * The key-by-key resend of a multi-key command frame (MGET, DEL, EXISTS, MSET, ... : COMMAND INFO's

@@ -5,8 +5,7 @@ import type { Redirect } from '@dbproxy/resp';
 import { errorReply } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import type { ReplySink, SentFrame } from '../io/reply-sink';
-import { keyByKeyFor } from './key-by-key';
-import { followRedirect, MAX_RETRIES } from './redirects';
+import { followOrSplit } from './key-by-key';
 import type { CommandSession } from './session';
 import { ANY_GROUP } from './slot-gates';
 
@@ -30,13 +29,6 @@ export class RetriedCommand implements ReplySink {
   }
 
   redirect(seq: number, part: number, redirect: Redirect, frame: SentFrame, flags: number, via: BackendLink): boolean {
-    if (redirect.kind === 'tryagain' && frame.attempt + 1 > MAX_RETRIES) {
-      const split = keyByKeyFor(this.s, this, seq, part, frame);
-      if (split) {
-        split.start();
-        return true;
-      }
-    }
-    return followRedirect(this.s, this, seq, part, redirect, frame, flags, via);
+    return followOrSplit(this.s, this, seq, part, redirect, frame, flags, via);
   }
 }
