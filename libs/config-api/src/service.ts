@@ -3,19 +3,21 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
 import { splitListen } from '@dbproxy/runtime';
 import { errorMessage } from '@dbproxy/util';
+import { ActionLog } from './action-log';
 import { requireRole } from './auth';
 import { ConfigStore } from './config-store';
 import { EdgeRegistry } from './edge-registry';
 import { registerOpenApi } from './openapi';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
+import { registerSessionRoutes } from './routes/session-routes';
 
 export interface ConfigApi {
   readonly app: FastifyInstance;
   readonly address: string;
 }
 
-async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegistry): Promise<FastifyInstance> {
+async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegistry, actions: ActionLog): Promise<FastifyInstance> {
   const api = () => ctx.config.current().config.config_api;
   const app = Fastify({ logger: false, bodyLimit: api().max_body_bytes });
   app.addContentTypeParser(['application/toml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -29,6 +31,7 @@ async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegi
   const guards = { read: requireRole('read', api), write: requireRole('write', api) };
   registerConfigRoutes(app, store, guards);
   registerEdgeRoutes(app, edges, guards);
+  registerSessionRoutes(app, { bus: ctx.bus, edges, actions, guards, edgeTimeoutMs: () => api().edge_request_timeout_seconds * 1000 });
   return app;
 }
 
@@ -40,7 +43,8 @@ export const configApiService: ServiceDefinition = {
     const store = await ConfigStore.open(ctx.bus, ctx.env, () => settings().history_limit);
     const edges = new EdgeRegistry(() => settings().edge_heartbeat_ttl_seconds * 1000);
     const subscriptions = [edges.start(ctx.bus), store.followIntoHistory((err) => ctx.logger.warn({ err: errorMessage(err) }, 'history record failed'))];
-    const app = await buildApi(ctx, store, edges);
+    const actions = new ActionLog(() => settings().action_log_limit, ctx.logger);
+    const app = await buildApi(ctx, store, edges, actions);
     const listen = splitListen(ctx.local.config_api.listen);
     const address = await app.listen({ host: listen.host, port: listen.port });
     ctx.logger.info({ address }, 'config-api listening');

@@ -27,3 +27,6 @@ export { descriptorOf, writeDirect, writeDirectCopying } from './sockets/direct-
 export { StateMachine, IllegalTransition } from './state-machine';
 export { loadFrontendTls, type FrontendTls, type FrontendTlsMode } from './sockets/frontend-tls';
 export { backendTlsOptions, type BackendTlsOptions, type BackendTlsSettings } from './sockets/backend-tls';
+export { edgeAdmin, type EdgeAdmin } from './edge-admin/edge-admin';
+export { PauseGate, PauseHoldTimeout } from './edge-admin/pause-gate';
+export { SessionIds, sessionJson, poolJson, mergePools, poolSnapshotOf, type SessionSnapshot, type PoolSnapshot, type SessionSource, type WaitQuantiles } from './edge-admin/session-report';
