@@ -90,10 +90,4 @@ export const schemas = {
     headers: ifMatch,
     response: { 200: writeResult, 404: error, ...writeErrors },
   },
-  listEdges: {
-    summary: 'Live edge instances from their heartbeats',
-    tags: ['edges'],
-    security,
-    response: { 200: { type: 'object', properties: { edges: { type: 'array', items: anyObject } } } },
-  },
 } as const;
