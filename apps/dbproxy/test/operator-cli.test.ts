@@ -1,0 +1,126 @@
+// The operator CLI end to end: ./bin/dbproxy status/drain/undrain (and top, in tmux) against
+// config-api + topology and a mysql-edge, three real processes on a real nats-server, with
+// MariaDB and two replicas behind the edge and mysql2 clients in front of it.
+// Needs `npm run build` (npm test builds first).
+import { waitFor } from '@dbproxy/testing';
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { ADMIN_TOKEN, edgeThreads, runCli, servedBy, startOperatorEstate, VIEWER_TOKEN, type OperatorEstate } from './support/operator-fixture';
+
+jest.setTimeout(180_000);
+
+let estate: OperatorEstate;
+
+beforeAll(async () => {
+  estate = await startOperatorEstate();
+});
+
+afterAll(async () => {
+  await estate?.stop();
+});
+
+interface StatusJson {
+  epoch: number;
+  edges: { instance_id: string; protocol: string; epoch: number }[];
+  backends: { name: string; role: string; status: string; health: string; lag_seconds: number | null; latency_ms: number | null }[];
+}
+
+async function statusJson(): Promise<StatusJson> {
+  const res = await runCli(['status', '--json', ...estate.api]);
+  if (res.code !== 0) throw new Error(`status exited ${res.code}: ${res.stderr}`);
+  return JSON.parse(res.stdout) as StatusJson;
+}
+
+/** Reads through the read-only listener until `n` in a row ran on servers `ok` accepts. */
+async function readsServedBy(c: Connection, n: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) ids.push(await servedBy(c));
+  return ids;
+}
+
+describe('dbproxy status', () => {
+  it('prints the config epoch, the live edge and every backend with its health, lag and status', async () => {
+    const ready = await waitFor(async () => {
+      const s = await statusJson();
+      return s.edges.length === 1 && s.backends.every((b) => b.health === 'up' && b.latency_ms !== null) && s.backends.some((b) => b.lag_seconds !== null) ? s : null;
+    }, { timeoutMs: 30_000, description: 'the edge and three healthy backends in status' });
+    expect(ready.epoch).toBe(1);
+    expect(ready.edges[0]).toMatchObject({ protocol: 'mysql', epoch: 1 });
+    expect(ready.backends.map((b) => [b.name, b.role, b.status])).toEqual([
+      ['primary', 'primary', 'online'],
+      ['r1', 'replica', 'online'],
+      ['r2', 'replica', 'online'],
+    ]);
+
+    const table = await runCli(['status', ...estate.api]);
+    expect(table.code).toBe(0);
+    expect(table.stderr).toBe('');
+    const lines = table.stdout.split('\n');
+    expect(lines[0]).toBe('config epoch 1');
+    const edgeHeader = lines.findIndex((l) => l.startsWith('EDGE '));
+    expect(lines[edgeHeader]).toMatch(/^EDGE +PROTOCOL +EPOCH +SESSIONS +PAUSED +VERSION$/);
+    expect(lines[edgeHeader + 1]).toMatch(new RegExp(`^${ready.edges[0]!.instance_id} +mysql +1 +\\d+ +\\S+ +0\\.1\\.0$`));
+    const backendHeader = lines.findIndex((l) => l.startsWith('BACKEND '));
+    expect(lines[backendHeader]).toMatch(/^BACKEND +PROTOCOL +ADDRESS +ROLE +SHARD +STATUS +HEALTH +LAG +LATENCY +ERROR$/);
+    expect(lines[backendHeader + 1]).toMatch(new RegExp(`^primary +mysql +127\\.0\\.0\\.1:${estate.db.primary.port} +primary +default +online +up +- +[\\d.]+ms +-$`));
+    expect(lines[backendHeader + 2]).toMatch(/^r1 +mysql +\S+ +replica +default +online +up +[\d.]+s +[\d.]+ms +-$/);
+    // columns line up: every row's STATUS starts where the header's does
+    const at = lines[backendHeader]!.indexOf('STATUS');
+    for (const row of lines.slice(backendHeader + 1, backendHeader + 4)) expect(row.slice(at, at + 6)).toBe('online');
+  });
+});
+
+describe('dbproxy drain / undrain', () => {
+  it('drains a replica: a SELECT SLEEP running on it finishes there, new reads avoid it, its connections close; undrain brings it back', async () => {
+    const [r1, r2] = estate.db.replicas as [typeof estate.db.primary, typeof estate.db.primary];
+    const r1Direct = await estate.direct(r1.port);
+    const sleepers = await Promise.all(Array.from({ length: 6 }, () => estate.connect(estate.roPort)));
+    const reader = await estate.connect(estate.roPort);
+    try {
+      const running = sleepers.map((c) => c.query<RowDataPacket[]>('SELECT @@server_id AS id, SLEEP(3) AS slept').then(([rows]) => Number(rows[0]?.['id'])));
+      await waitFor(async () => (await edgeThreads(r1Direct)).some((t) => t.info?.includes('SLEEP') === true) || null, { timeoutMs: 2_500, description: 'a SELECT SLEEP running on r1' });
+
+      const drained = await runCli(['drain', 'r1', ...estate.api]);
+      expect(drained).toEqual({ code: 0, stdout: 'backend r1 (mysql): now offline_soft (config epoch 2)\n', stderr: '' });
+      // every statement that was running finishes with its result; some of them ran on r1
+      const servers = await Promise.all(running);
+      expect(servers).toContain(r1.serverId);
+
+      // new reads avoid r1, and the edge keeps no connection there
+      await waitFor(async () => !(await readsServedBy(reader, 10)).includes(r1.serverId) || null, { timeoutMs: 5_000, description: 'reads off r1' });
+      expect(await readsServedBy(reader, 20)).toEqual(Array(20).fill(r2.serverId));
+      await waitFor(async () => (await edgeThreads(r1Direct)).length === 0 || null, { timeoutMs: 3_000, description: "no edge connection left on r1" });
+
+      const status = await statusJson();
+      expect(status.epoch).toBe(2);
+      expect(status.backends.find((b) => b.name === 'r1')).toMatchObject({ status: 'offline_soft', health: 'up' });
+      const again = await runCli(['drain', 'r1', ...estate.api]);
+      expect(again.stdout).toBe('backend r1 (mysql): already offline_soft (config epoch 2)\n');
+
+      // the epoch's history entry is authored by the token's name
+      const epochs = (await (await fetch(`${estate.apiUrl}/v1/config/epochs`, { headers: { authorization: `Bearer ${VIEWER_TOKEN}` } })).json()) as { epochs: { epoch: number; author: string; summary: string }[] };
+      expect(epochs.epochs.find((e) => e.epoch === 2)).toMatchObject({ author: 'ops' });
+
+      const undrained = await runCli(['undrain', 'r1', ...estate.api]);
+      expect(undrained).toEqual({ code: 0, stdout: 'backend r1 (mysql): now online (config epoch 3)\n', stderr: '' });
+      await waitFor(async () => (await readsServedBy(reader, 10)).includes(r1.serverId) || null, { timeoutMs: 10_000, description: 'reads back on r1' });
+    } finally {
+      await Promise.all([...sleepers, reader, r1Direct].map((c) => c.end()));
+    }
+  });
+
+  it('answers an unknown backend, a read-only token, a wrong token and an unreachable API with clear errors (exit 1)', async () => {
+    expect(await runCli(['drain', 'nope', ...estate.api])).toEqual({ code: 1, stdout: '', stderr: 'dbproxy drain: config-api: no backend named "nope" (404 unknown_backend)\n' });
+    expect(await runCli(['drain', 'r1', '--url', estate.apiUrl, '--token', VIEWER_TOKEN])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'dbproxy drain: config-api: token "viewer" is read-only (403); this command needs an admin token\n',
+    });
+    expect(await runCli(['status', '--url', estate.apiUrl], { DBPROXY_API_TOKEN: 'wrong-token' })).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'dbproxy status: config-api refused the token (401 unauthorized); set --token or DBPROXY_API_TOKEN\n',
+    });
+    const closed = await runCli(['status'], { DBPROXY_API_URL: 'http://127.0.0.1:1', DBPROXY_API_TOKEN: ADMIN_TOKEN });
+    expect(closed).toEqual({ code: 1, stdout: '', stderr: 'dbproxy status: config-api at http://127.0.0.1:1 is unreachable (ECONNREFUSED); set --url or DBPROXY_API_URL\n' });
+  });
+});
