@@ -2,7 +2,7 @@
 // config-api + topology and a mysql-edge, three real processes on a real nats-server, with
 // MariaDB and two replicas behind the edge and mysql2 clients in front of it.
 // Needs `npm run build` (npm test builds first).
-import { waitFor } from '@dbproxy/testing';
+import { freePort, waitFor } from '@dbproxy/testing';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { ADMIN_TOKEN, edgeThreads, runCli, servedBy, startOperatorEstate, VIEWER_TOKEN, type OperatorEstate } from './support/operator-fixture';
 
@@ -120,7 +120,8 @@ describe('dbproxy drain / undrain', () => {
       stdout: '',
       stderr: 'dbproxy status: config-api refused the token (401 unauthorized); set --token or DBPROXY_API_TOKEN\n',
     });
-    const closed = await runCli(['status'], { DBPROXY_API_URL: 'http://127.0.0.1:1', DBPROXY_API_TOKEN: ADMIN_TOKEN });
-    expect(closed).toEqual({ code: 1, stdout: '', stderr: 'dbproxy status: config-api at http://127.0.0.1:1 is unreachable (ECONNREFUSED); set --url or DBPROXY_API_URL\n' });
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const closed = await runCli(['status'], { DBPROXY_API_URL: nobody, DBPROXY_API_TOKEN: ADMIN_TOKEN });
+    expect(closed).toEqual({ code: 1, stdout: '', stderr: `dbproxy status: config-api at ${nobody} is unreachable (ECONNREFUSED); set --url or DBPROXY_API_URL\n` });
   });
 });

@@ -1,38 +1,44 @@
-// The operator action log of GET /v1/actions: who did what to which session, edge or backend,
-// with its outcome; bounded, newest last, kept by this config-api instance.
-import type { Caller } from './auth';
+// The operator action log (GET /v1/actions): who did what to which session, edge or backend, and
+// how it went. Bounded (config_api.action_log_limit, oldest dropped); every entry is also logged.
+import type { Logger } from '@dbproxy/observability';
 
 export type ActionKind = 'kill' | 'pause' | 'resume' | 'drain' | 'undrain';
 
-export interface ActionRecord {
+export interface ActionEntry {
   readonly at: string;
+  /** The bearer token's name. */
   readonly token: string;
   readonly action: ActionKind;
+  /** Session id, edge instance id or backend name. */
   readonly target: string;
-  /** `ok`, or the error the action met. */
+  /** `ok`, or what went wrong (e.g. `not_found`, `timeout`). */
   readonly outcome: string;
 }
 
-export const ACTION_LOG_LIMIT = 1000;
-
 export class ActionLog {
-  private readonly records: ActionRecord[] = [];
+  private readonly entries: ActionEntry[] = [];
 
-  constructor(private readonly limit = ACTION_LOG_LIMIT) {}
+  constructor(
+    private readonly limit: () => number,
+    private readonly logger: Logger,
+  ) {}
 
-  add(record: ActionRecord): void {
-    this.records.push(record);
-    if (this.records.length > this.limit) this.records.splice(0, this.records.length - this.limit);
+  add(entry: ActionEntry): void {
+    this.entries.push(entry);
+    const excess = this.entries.length - this.limit();
+    if (excess > 0) this.entries.splice(0, excess);
+    this.logger.info({ token: entry.token, action: entry.action, target: entry.target, outcome: entry.outcome }, `operator action ${entry.action}`);
   }
 
-  list(): readonly ActionRecord[] {
-    return this.records;
+  /** Oldest first, newest last. */
+  list(): readonly ActionEntry[] {
+    return this.entries;
   }
 }
 
-/** Appends one action by `caller` to `log` and returns the record. */
-export function recordAction(log: ActionLog, caller: Caller | undefined, action: ActionKind, target: string, outcome: string): ActionRecord {
-  const record: ActionRecord = { at: new Date().toISOString(), token: caller?.name ?? 'unknown', action, target, outcome };
-  log.add(record);
-  return record;
+/** Records one operator action, stamped now, in the log and the service log. */
+export function recordAction(log: ActionLog, token: string, action: ActionKind, target: string, outcome: string): ActionEntry {
+  const entry: ActionEntry = { at: new Date().toISOString(), token, action, target, outcome };
+  log.add(entry);
+  return entry;
 }

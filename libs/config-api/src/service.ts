@@ -4,14 +4,15 @@ import swagger from '@fastify/swagger';
 import type { RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
 import { splitListen } from '@dbproxy/runtime';
 import { errorMessage } from '@dbproxy/util';
+import { ActionLog } from './action-log';
 import { requireRole } from './auth';
 import { ConfigStore } from './config-store';
 import { EdgeRegistry } from './edge-registry';
-import { ActionLog } from './action-log';
 import { BackendHealthBoard } from './backend-health';
 import { registerBackendRoutes } from './routes/backend-routes';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
+import { registerSessionRoutes } from './routes/session-routes';
 
 export interface ConfigApi {
   readonly app: FastifyInstance;
@@ -42,6 +43,7 @@ async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegi
   const guards = { read: requireRole('read', api), write: requireRole('write', api) };
   registerConfigRoutes(app, store, guards);
   registerEdgeRoutes(app, edges, guards);
+  registerSessionRoutes(app, { bus: ctx.bus, edges, actions: parts.actions, guards, edgeTimeoutMs: () => api().edge_request_timeout_seconds * 1000 });
   registerBackendRoutes(app, { store, ...parts, fallbackConfig: () => ctx.config.current().config }, guards);
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
   return app;
@@ -57,7 +59,8 @@ export const configApiService: ServiceDefinition = {
     // A health report older than three check rounds no longer says anything: health `unknown`.
     const health = new BackendHealthBoard(() => 3 * (ctx.config.current().config.health.interval_seconds + ctx.config.current().config.health.timeout_seconds) * 1000);
     const subscriptions = [edges.start(ctx.bus), health.start(ctx.bus), store.followIntoHistory((err) => ctx.logger.warn({ err: errorMessage(err) }, 'history record failed'))];
-    const app = await buildApi(ctx, store, edges, { health, actions: new ActionLog() });
+    const actions = new ActionLog(() => settings().action_log_limit, ctx.logger);
+    const app = await buildApi(ctx, store, edges, { health, actions });
     const listen = splitListen(ctx.local.config_api.listen);
     const address = await app.listen({ host: listen.host, port: listen.port });
     ctx.logger.info({ address }, 'config-api listening');

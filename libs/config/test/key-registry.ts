@@ -34,6 +34,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   proxy: RUNTIME,
   'proxy.instance_name': RUNTIME,
   'proxy.shutdown_timeout_seconds': RUNTIME,
+  'proxy.pause_timeout_seconds': 'libs/runtime/src/edge-admin/edge-admin.ts',
   'proxy.client_read_timeout_seconds': MYSQL_EPOCH,
   'proxy.client_write_timeout_seconds': MYSQL_EPOCH,
   'proxy.admin': RUNTIME,
@@ -266,4 +267,6 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'config_api.history_limit': CONFIG_API,
   'config_api.edge_heartbeat_ttl_seconds': CONFIG_API,
   'config_api.max_body_bytes': CONFIG_API,
+  'config_api.edge_request_timeout_seconds': 'libs/config-api/src/routes/session-routes.ts',
+  'config_api.action_log_limit': 'libs/config-api/src/action-log.ts',
 };

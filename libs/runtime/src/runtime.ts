@@ -10,6 +10,7 @@ import { errorMessage } from '@dbproxy/util';
 import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
 import { ConfigFollower } from './config-follower';
+import { edgeAdminRoutes, serveEdgeAdmin } from './edge-admin/admin-routes';
 import { startHeartbeats } from './heartbeat';
 import { Readiness } from './readiness';
 import type { RunningService, ServiceDefinition } from './service';
@@ -148,10 +149,16 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let admin: FastifyInstance | undefined;
   let adminAddress = '';
   let stopHeartbeats = () => undefined as void;
+  let edgeAdminServed: { unsubscribe(): void }[] = [];
   if (endpoint) {
     endpoint.provide('metrics', () => metrics.registry.getMetricsAsJSON());
     endpoint.ready();
   } else {
+    const admins = running.flatMap((r) => (r.edgeAdmin ? [r.edgeAdmin] : []));
+    if (admins.length > 0) {
+      routes.push(...edgeAdminRoutes(admins));
+      edgeAdminServed = serveEdgeAdmin(bus, instanceId, admins);
+    }
     const metricsText = () => aggregatedMetrics(metrics, hosts);
     admin = buildAdminServer({ readiness, metricsText, requestTimeoutMs: fileConfig.proxy.admin.request_timeout_seconds * 1000, routes });
     const listen = splitListen(adminListenFor(opts, fileConfig.proxy.admin));
@@ -172,6 +179,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       logger.info({ reason }, 'draining');
       readiness.set('shutdown', 'unready', `shutting down: ${reason}`);
       stopHeartbeats();
+      for (const served of edgeAdminServed) served.unsubscribe();
       const deadline = Date.now() + config.current().config.proxy.shutdown_timeout_seconds * 1000;
       for (const host of hosts) host.listeners.stopAccepting();
       const report = await drainAndClose(targets, deadline, logger);

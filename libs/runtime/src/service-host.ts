@@ -48,7 +48,7 @@ export function workerCount(definition: ServiceDefinition, config: DeepReadonly<
 export class ServiceHost {
   readonly listeners: ServiceListeners;
   private group: WorkerGroup | undefined;
-  private readonly providers = new Map<string, () => unknown>();
+  private readonly providers = new Map<string, (arg?: unknown) => unknown>();
   running: RunningService | undefined;
 
   constructor(
@@ -75,10 +75,10 @@ export class ServiceHost {
   }
 
   /** What every process of this service answers for `topic` (this one, or its workers). */
-  async gather(topic: string): Promise<unknown[]> {
-    if (this.group) return this.group.gather(topic);
+  async gather(topic: string, arg?: unknown, timeoutMs?: number): Promise<unknown[]> {
+    if (this.group) return this.group.gather(topic, timeoutMs, arg);
     const provider = this.providers.get(topic);
-    return provider ? [await provider()] : [];
+    return provider ? [await provider(arg)] : [];
   }
 
   private context(): ServiceContext {
@@ -104,7 +104,7 @@ export class ServiceHost {
         this.providers.set(topic, provider);
         shared.endpoint?.provide(`${name}:${topic}`, provider);
       },
-      gather: (topic) => (this.group ? this.group.gather(`${name}:${topic}`) : this.gather(topic)),
+      gather: (topic, arg, timeoutMs) => (this.group ? this.group.gather(`${name}:${topic}`, timeoutMs, arg) : this.gather(topic, arg)),
     };
   }
 }

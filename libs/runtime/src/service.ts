@@ -7,6 +7,7 @@ import type { Logger, MetricsRegistry } from '@dbproxy/observability';
 import type { ConfigSource } from './config-follower';
 import type { BoundListener, ListenerSpec } from './listeners';
 import type { ComponentStatus } from './readiness';
+import type { EdgeAdmin } from './edge-admin/edge-admin';
 
 export type ServiceName = 'config-api' | 'topology' | 'mysql-edge' | 'pg-edge' | 'redis-edge' | 'bgd-monitor' | 'xa-coordinator';
 
@@ -51,9 +52,12 @@ export interface ServiceContext {
    */
   readonly servesConnections: boolean;
   /** Registers what this process answers for `topic` (e.g. pool figures for an admin route). */
-  provide(topic: string, provider: () => unknown): void;
-  /** The answers for `topic` from every process serving this service (its workers, or itself). */
-  gather(topic: string): Promise<unknown[]>;
+  provide(topic: string, provider: (arg?: unknown) => unknown): void;
+  /**
+   * The answers for `topic` from every process serving this service (its workers, or itself);
+   * `arg` goes to each provider; a worker that does not answer within `timeoutMs` is left out.
+   */
+  gather(topic: string, arg?: unknown, timeoutMs?: number): Promise<unknown[]>;
 }
 
 export interface EdgeStatus {
@@ -68,6 +72,8 @@ export interface RunningService {
   close(): Promise<void>;
   /** Edges report their sessions in heartbeats (config-api's GET /v1/edges). */
   edgeStatus?(): EdgeStatus;
+  /** Edges: sessions, pools, kill, pause and resume over all their processes (GET /sessions, the admin subject). */
+  readonly edgeAdmin?: EdgeAdmin;
 }
 
 export interface ServiceDefinition {

@@ -102,6 +102,7 @@ export const OPERATOR_USAGE = `operator commands (over config-api: --url URL or 
   dbproxy top [--interval SECONDS]           live view: sessions and statements/s per edge, pools, backends (q quits)
   dbproxy drain BACKEND [--protocol P]       status offline_soft: no new connections, in-use ones finish
   dbproxy undrain BACKEND [--protocol P]     status online again
-  dbproxy pause EDGE [--timeout SECONDS]     hold new statements on an edge instance; resume EDGE releases them
+  dbproxy pause EDGE [--timeout SECONDS]     hold new statements on an edge instance (a held one fails after SECONDS)
+  dbproxy resume EDGE                        run the held statements, take new ones again
   dbproxy kill SESSION [--reason TEXT]       close one client session
   dbproxy --version                          print the version`;

@@ -79,6 +79,14 @@ const examples: Record<string, { encode: () => Uint8Array; decode: (data: Uint8A
     startedAt: at,
     sentAt: at,
   }),
+  edgeAdmin: roundTrip(Subjects.edgeAdmin, { action: 'kill', deadlineMs: 1500, session: 'm-0a1b2c3d4e5f-1', reason: 'maintenance' }),
+  edgeAdminReply: roundTrip({ name: 'reply', ...Subjects.edgeAdmin.reply }, {
+    protocol: 'postgres',
+    paused: false,
+    statementsTotal: 42,
+    sessions: [{ id: 'p-0a1b2c3d4e5f-2', clientAddress: '10.0.0.3:50412', user: 'app', database: 'shop', listener: 'postgres', state: 'running', statement: 'SELECT pg_sleep(?)', backend: 'pg-primary', pinnedReason: null, epoch: 3, startedAt: 1714564800000, bytesIn: 120, bytesOut: 512 }],
+    pools: [{ backend: 'pg-primary', inUse: 1, idle: 2, waiters: 0, checkouts: 9, timeouts: 0, resets: 8, waitMs: { p50: 0.1, p95: 0.4, p99: 2 } }],
+  }),
   cacheInvalidate: roundTrip(Subjects.cacheInvalidate, { instanceId: 'mysql-edge-7f', protocol: 'mysql', tables: { 'shop.orders': 41, 'shop.items': 7 } }),
   config: roundTrip(KvRecords.config, { config: { mysql: { listen: '0.0.0.0:6033' } }, hash: 'e3b0c442', author: 'ops@example', appliedAt: at, rollbackOf: 4 }),
   topologyRecord: roundTrip(KvRecords.topology, snapshot),
@@ -101,6 +109,7 @@ describe('subject catalogue', () => {
     expect(Subjects.xaExecute.subject.fill({})).toBe('dbproxy.xa.execute');
     expect(Subjects.edgeHeartbeat.subject.fill({})).toBe('dbproxy.edges.heartbeat');
     expect(Subjects.cacheInvalidate.subject.fill({})).toBe('dbproxy.cache.invalidate');
+    expect(Subjects.edgeAdmin.subject.fill({ instance: 'edge.1', protocol: 'mysql' })).toBe('dbproxy.edges.edge=2E1.mysql.admin');
     expect([KvRecords.config.bucket, KvRecords.config.key.fill({})]).toEqual(['dbproxy-config', 'current']);
     expect([KvRecords.topology.bucket, KvRecords.topology.key.fill({ protocol: 'redis' })]).toEqual(['dbproxy-topology', 'redis']);
   });

@@ -23,6 +23,8 @@ export const Subjects = {
   xaExecute: defineRequest('xaExecute', 'dbproxy.xa.execute', { version: 1, schema: S.XaExecuteRequest }, { version: 1, schema: S.XaExecuteReply }),
   /** edges → config-api. */
   edgeHeartbeat: defineMessage('edgeHeartbeat', 'dbproxy.edges.heartbeat', 1, S.EdgeHeartbeat),
+  /** config-api → one edge instance (request/reply): sessions, pools, kill, pause, resume. */
+  edgeAdmin: defineRequest('edgeAdmin', 'dbproxy.edges.{instance}.{protocol}.admin', { version: 1, schema: S.EdgeAdminRequest }, { version: 1, schema: S.EdgeAdminReply }),
   /** edges → edges. */
   cacheInvalidate: defineMessage('cacheInvalidate', 'dbproxy.cache.invalidate', 1, S.CacheInvalidation),
 } as const;

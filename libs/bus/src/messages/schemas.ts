@@ -179,6 +179,56 @@ export const CacheInvalidation = z.object({
   tables: z.record(z.string().min(1), count),
 });
 
+/** `dbproxy.edges.<instance>.<protocol>.admin` request: what an operator asks of one edge instance. */
+export const EdgeAdminRequest = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('sessions'), deadlineMs: z.number().int().positive().max(60_000) }),
+  z.object({ action: z.literal('pools'), deadlineMs: z.number().int().positive().max(60_000) }),
+  z.object({ action: z.literal('kill'), deadlineMs: z.number().int().positive().max(60_000), session: z.string().min(1).max(128), reason: z.string().max(256) }),
+  /** Held statements fail after holdSeconds (absent: proxy.pause_timeout_seconds). */
+  z.object({ action: z.literal('pause'), deadlineMs: z.number().int().positive().max(60_000), holdSeconds: z.number().positive().max(86_400).optional() }),
+  z.object({ action: z.literal('resume'), deadlineMs: z.number().int().positive().max(60_000) }),
+]);
+
+const EdgeSession = z.object({
+  id: z.string().min(1).max(128),
+  clientAddress: z.string().max(256),
+  user: z.string().max(256),
+  database: z.string().max(256),
+  listener: z.string().max(256),
+  state: z.string().min(1).max(64),
+  /** A fingerprint, never literal values. */
+  statement: z.string().max(4096).nullable(),
+  backend: z.string().max(256).nullable(),
+  pinnedReason: z.string().max(256).nullable(),
+  epoch: count,
+  startedAt: count,
+  bytesIn: count,
+  bytesOut: count,
+});
+
+const waitMs = z.number().nonnegative();
+const EdgePool = z.object({
+  backend: name,
+  inUse: count,
+  idle: count,
+  waiters: count,
+  checkouts: count,
+  timeouts: count,
+  resets: count,
+  waitMs: z.object({ p50: waitMs, p95: waitMs, p99: waitMs }),
+});
+
+/** `dbproxy.edges.<instance>.<protocol>.admin` reply: the instance's state and what the action asked for. */
+export const EdgeAdminReply = z.object({
+  protocol: Protocol,
+  paused: z.boolean(),
+  statementsTotal: count,
+  sessions: z.array(EdgeSession).max(20_000).optional(),
+  pools: z.array(EdgePool).max(10_000).optional(),
+  /** kill: whether a process of the instance had the session. */
+  killed: z.boolean().optional(),
+});
+
 export type BackendRole = z.infer<typeof BackendRole>;
 export type BackendStatus = z.infer<typeof BackendStatus>;
 export type ConfigRecord = z.infer<typeof ConfigRecord>;
@@ -194,3 +244,5 @@ export type XaExecuteRequest = z.infer<typeof XaExecuteRequest>;
 export type XaExecuteReply = z.infer<typeof XaExecuteReply>;
 export type EdgeHeartbeat = z.infer<typeof EdgeHeartbeat>;
 export type CacheInvalidation = z.infer<typeof CacheInvalidation>;
+export type EdgeAdminRequest = z.infer<typeof EdgeAdminRequest>;
+export type EdgeAdminReply = z.infer<typeof EdgeAdminReply>;

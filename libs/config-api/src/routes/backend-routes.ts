@@ -33,7 +33,7 @@ async function changeStatus(deps: BackendRouteDeps, request: StatusRequest, repl
   const { name } = request.params;
   const action = status === 'online' ? 'undrain' : 'drain';
   const fail = (code: number, error: string, message: string) => {
-    recordAction(deps.actions, request.caller, action, name, error);
+    recordAction(deps.actions, request.caller?.name ?? 'unknown', action, name, error);
     return reply.code(code).send({ error, message });
   };
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
@@ -48,13 +48,13 @@ async function changeStatus(deps: BackendRouteDeps, request: StatusRequest, repl
       case 'refused':
         return fail(409, 'backend_offline_hard', change.message);
       case 'unchanged':
-        recordAction(deps.actions, request.caller, action, name, 'ok');
+        recordAction(deps.actions, request.caller?.name ?? 'unknown', action, name, 'ok');
         return reply.send({ backend: name, protocol: change.protocol, status, epoch: current.epoch, changed: false });
       case 'changed': {
         const outcome = await deps.store.write({ document: change.document, author: request.caller?.name ?? 'unknown', expectedEpoch: current.epoch });
         if (outcome.kind === 'stale') continue;
         if (outcome.kind === 'invalid') return fail(400, 'invalid_config', outcome.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
-        recordAction(deps.actions, request.caller, action, name, 'ok');
+        recordAction(deps.actions, request.caller?.name ?? 'unknown', action, name, 'ok');
         return reply.send({ backend: name, protocol: change.protocol, status, epoch: outcome.epoch, changed: outcome.kind === 'applied' });
       }
     }

@@ -34,5 +34,9 @@ export const configApiSection = z
     history_limit: positiveInt.default(100),
     edge_heartbeat_ttl_seconds: positiveSeconds.default(15),
     max_body_bytes: positiveInt.default(1048576),
+    /** How long GET /v1/sessions, /v1/pools and the edge actions wait for each edge's answer. */
+    edge_request_timeout_seconds: positiveSeconds.default(2),
+    /** Actions (kill, pause, resume, drain, undrain) kept for GET /v1/actions. */
+    action_log_limit: positiveInt.default(500),
   })
   .strict();

@@ -34,6 +34,8 @@ export const proxySection = z
   .object({
     instance_name: z.string().min(1).optional(),
     shutdown_timeout_seconds: positiveSeconds.default(30),
+    /** While an edge is paused (POST /v1/edges/{id}/pause), a held statement fails after this long. */
+    pause_timeout_seconds: positiveSeconds.default(60),
     client_read_timeout_seconds: positiveSeconds.default(3600),
     client_write_timeout_seconds: positiveSeconds.default(60),
     admin: adminSection.default({}),

@@ -17,6 +17,8 @@ export interface GatherRequest {
   readonly type: 'dbproxy:gather';
   readonly id: number;
   readonly topic: string;
+  /** Handed to the provider (e.g. which session to kill). */
+  readonly arg?: unknown;
 }
 
 /** worker → primary. */

@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import { isWorkerMessage, type GatherReply } from './messages';
 
-export type Provider = () => unknown | Promise<unknown>;
+export type Provider = (arg?: unknown) => unknown;
 
 export class WorkerEndpoint {
   private readonly handlers = new Map<string, (socket: Socket, listener: string) => void>();
@@ -45,7 +45,7 @@ export class WorkerEndpoint {
       case 'dbproxy:connection':
         return this.serve(handle as Socket | undefined, message.listener);
       case 'dbproxy:gather':
-        void this.answer(message.id, message.topic);
+        void this.answer(message.id, message.topic, message.arg);
         return;
       case 'dbproxy:drain':
         return this.onDrain(message.deadline);
@@ -73,11 +73,11 @@ export class WorkerEndpoint {
     handler(socket, listener);
   }
 
-  private async answer(id: number, topic: string): Promise<void> {
+  private async answer(id: number, topic: string, arg: unknown): Promise<void> {
     const provider = this.providers.get(topic);
     let reply: GatherReply;
     try {
-      reply = provider ? { type: 'dbproxy:gathered', id, value: await provider() } : { type: 'dbproxy:gathered', id, error: `no provider for ${topic}` };
+      reply = provider ? { type: 'dbproxy:gathered', id, value: await provider(arg) } : { type: 'dbproxy:gathered', id, error: `no provider for ${topic}` };
     } catch (err) {
       reply = { type: 'dbproxy:gathered', id, error: err instanceof Error ? err.message : String(err) };
     }

@@ -80,8 +80,8 @@ export class WorkerGroup {
   }
 
   /** Asks every live worker for `topic` (e.g. `metrics`); failures and timeouts are left out. */
-  async gather(topic: string, timeoutMs = 2_000): Promise<unknown[]> {
-    const asks = this.slots.filter((s) => s.child.connected).map((slot) => this.ask(slot.child, topic, timeoutMs));
+  async gather(topic: string, timeoutMs = 2_000, arg?: unknown): Promise<unknown[]> {
+    const asks = this.slots.filter((s) => s.child.connected).map((slot) => this.ask(slot.child, topic, timeoutMs, arg));
     const answers = await Promise.all(asks);
     return answers.filter((a) => a.error === undefined).map((a) => a.value);
   }
@@ -118,7 +118,7 @@ export class WorkerGroup {
     return { killed, failed };
   }
 
-  private ask(child: ChildProcess, topic: string, timeoutMs: number): Promise<{ value?: unknown; error?: string }> {
+  private ask(child: ChildProcess, topic: string, timeoutMs: number, arg: unknown): Promise<{ value?: unknown; error?: string }> {
     const id = this.nextId++;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -129,7 +129,7 @@ export class WorkerGroup {
         clearTimeout(timer);
         resolve(answer);
       });
-      const request: GatherRequest = { type: 'dbproxy:gather', id, topic };
+      const request: GatherRequest = arg === undefined ? { type: 'dbproxy:gather', id, topic } : { type: 'dbproxy:gather', id, topic, arg };
       child.send(request, (err) => err && this.pending.get(id)?.({ error: err.message }));
     });
   }
