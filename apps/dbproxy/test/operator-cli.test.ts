@@ -2,9 +2,10 @@
 // config-api + topology and a mysql-edge, three real processes on a real nats-server, with
 // MariaDB and two replicas behind the edge and mysql2 clients in front of it.
 // Needs `npm run build` (npm test builds first).
+import { spawnSync } from 'node:child_process';
 import { freePort, waitFor } from '@dbproxy/testing';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { ADMIN_TOKEN, edgeThreads, runCli, servedBy, startOperatorEstate, VIEWER_TOKEN, type OperatorEstate } from './support/operator-fixture';
+import { ADMIN_TOKEN, BIN, edgeThreads, runCli, servedBy, startOperatorEstate, VIEWER_TOKEN, type OperatorEstate } from './support/operator-fixture';
 
 jest.setTimeout(180_000);
 
@@ -103,6 +104,14 @@ describe('dbproxy drain / undrain', () => {
       const undrained = await runCli(['undrain', 'r1', ...estate.api]);
       expect(undrained).toEqual({ code: 0, stdout: 'backend r1 (mysql): now online (config epoch 3)\n', stderr: '' });
       await waitFor(async () => (await readsServedBy(reader, 10)).includes(r1.serverId) || null, { timeoutMs: 10_000, description: 'reads back on r1' });
+
+      // both are in the action log with the token's name
+      const log = (await (await fetch(`${estate.apiUrl}/v1/actions`, { headers: { authorization: `Bearer ${VIEWER_TOKEN}` } })).json()) as { actions: { action: string; target: string; token: string; outcome: string }[] };
+      expect(log.actions.filter((a) => a.target === 'r1').map(({ action, token, outcome }) => ({ action, token, outcome }))).toEqual([
+        { action: 'drain', token: 'ops', outcome: 'ok' },
+        { action: 'drain', token: 'ops', outcome: 'ok' },
+        { action: 'undrain', token: 'ops', outcome: 'ok' },
+      ]);
     } finally {
       await Promise.all([...sleepers, reader, r1Direct].map((c) => c.end()));
     }
@@ -123,5 +132,55 @@ describe('dbproxy drain / undrain', () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const closed = await runCli(['status'], { DBPROXY_API_URL: nobody, DBPROXY_API_TOKEN: ADMIN_TOKEN });
     expect(closed).toEqual({ code: 1, stdout: '', stderr: `dbproxy status: config-api at ${nobody} is unreachable (ECONNREFUSED); set --url or DBPROXY_API_URL\n` });
+  });
+});
+
+describe('dbproxy top (in a real terminal: tmux)', () => {
+  const socket = ['-L', `dbproxy-top-test-${process.pid}`];
+  const tmux = (...args: string[]) => spawnSync('tmux', [...socket, ...args], { encoding: 'utf8' });
+  const screen = () => tmux('capture-pane', '-p', '-t', 'top').stdout;
+
+  afterAll(() => {
+    tmux('kill-server');
+  });
+
+  it('shows the edges, backends and sessions of a live load, refreshes every second, and q / Ctrl-C restore the terminal', async () => {
+    const clients = await Promise.all(Array.from({ length: 3 }, () => estate.connect(estate.rwPort)));
+    let loading = true;
+    const load = clients.map(async (c) => {
+      while (loading) await c.query('SELECT SLEEP(0.02)');
+    });
+    const top = [process.execPath, BIN, 'top', ...estate.api].map((a) => `'${a}'`).join(' ');
+    const script = `S=$(stty -g); ${top}; echo "top-exited-$?"; [ "$S" = "$(stty -g)" ] && echo tty-restored; ${top}; echo "top-exited-again-$?"; sleep 600`;
+    try {
+      expect(tmux('new-session', '-d', '-s', 'top', '-x', '160', '-y', '40', script).status).toBe(0);
+      const edge = (await statusJson()).edges[0]!.instance_id;
+      const shown = await waitFor(() => {
+        const text = screen();
+        const edgeLine = text.split('\n').find((l) => l.startsWith(`${edge} `));
+        // the statements-per-second column needs two samples
+        return edgeLine !== undefined && /^\S+ +mysql +\d+ +\d+ +\d+\.\d/.test(edgeLine) ? text : null;
+      }, { timeoutMs: 15_000, description: `top showing edge ${edge} with a statement rate:\n${screen()}` });
+      const lines = shown.split('\n');
+      expect(lines[0]).toMatch(new RegExp(`^dbproxy top  ${estate.apiUrl.replace(/[.]/g, '\\.')}  config epoch \\d+  \\d\\d:\\d\\d:\\d\\d UTC  \\(q quits\\)`));
+      expect(lines.find((l) => l.startsWith('EDGE '))).toMatch(/^EDGE +PROTOCOL +EPOCH +SESSIONS +STMT\/S +PAUSED$/);
+      expect(lines.find((l) => l.startsWith('BACKEND '))).toMatch(/^BACKEND +PROTOCOL +ROLE +STATUS +HEALTH +LAG +LATENCY +IN_USE +IDLE +WAITERS$/);
+      for (const name of ['primary', 'r1', 'r2']) expect(lines.find((l) => l.startsWith(`${name} `))).toMatch(new RegExp(`^${name} +mysql +(primary|replica) +online +up `));
+      // it refreshes: the clock moves
+      const clock = (text: string) => /(\d\d:\d\d:\d\d) UTC/.exec(text)?.[1];
+      await waitFor(() => clock(screen()) !== clock(shown) || null, { timeoutMs: 3_000, description: 'a second frame' });
+
+      tmux('send-keys', '-t', 'top', 'q');
+      const after = await waitFor(() => (screen().includes('top-exited-0') ? screen() : null), { timeoutMs: 5_000, description: 'top to quit on q' });
+      expect(after).toContain('tty-restored');
+      expect(after).not.toContain('dbproxy top'); // the alternate screen is gone
+      await waitFor(() => screen().includes('dbproxy top') || null, { timeoutMs: 10_000, description: 'top again' });
+      tmux('send-keys', '-t', 'top', 'C-c');
+      await waitFor(() => screen().includes('top-exited-again-0') || null, { timeoutMs: 5_000, description: 'top to quit on Ctrl-C' });
+    } finally {
+      loading = false;
+      await Promise.all(load);
+      await Promise.all(clients.map((c) => c.end()));
+    }
   });
 });

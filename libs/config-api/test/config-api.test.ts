@@ -205,7 +205,7 @@ describe('config-api on NATS', () => {
     const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/v1/config', '/v1/config/validate', '/v1/config/epochs', '/v1/config/rollback/{epoch}', '/v1/edges']),
+      expect.arrayContaining(['/v1/config', '/v1/config/validate', '/v1/config/epochs', '/v1/config/rollback/{epoch}', '/v1/edges', '/v1/backends', '/v1/backends/{name}/drain', '/v1/backends/{name}/undrain']),
     );
   });
 

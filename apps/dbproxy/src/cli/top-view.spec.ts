@@ -55,6 +55,15 @@ describe('renderTop', () => {
     expect(lines.some((l) => l.startsWith('sessions: 3 ('))).toBe(true);
   });
 
+  it('shows no pool figures and says so when the edges did not answer', () => {
+    const s = sample(10_000, [0, 0]);
+    const silent = { ...answer('e1', 'mysql', 0), status: 'timeout' as const };
+    const lines = renderTop('http://api', { ...s, pools: { edges: [silent], pools: [] }, sessions: { edges: [silent], sessions: [] } }, undefined, screen);
+    expect((lines.find((l) => l.startsWith('db1 ')) as string).split(/\s+/).slice(-3)).toEqual(['-', '-', '-']);
+    expect(lines).toContain('sessions: 0 (1 edge instance(s) did not answer)');
+    expect((lines.find((l) => l.startsWith('e1 ')) as string).split(/\s+/)).toEqual(['e1', 'mysql', '4', '9', '-', '(timeout)']);
+  });
+
   it('says when config-api has no session or pool routes', () => {
     const { pools: _p, sessions: _s, ...bare } = sample(10_000, [0, 0]);
     const lines = renderTop('http://api', bare, undefined, screen, 'config-api at http://api is unreachable');

@@ -77,7 +77,9 @@ function backendLines(sample: TopSample): BackendLine[] {
     const sum = pools.get(key(p.backend, p.protocol)) ?? { in_use: 0, idle: 0, waiters: 0 };
     pools.set(key(p.backend, p.protocol), { in_use: sum.in_use + p.in_use, idle: sum.idle + p.idle, waiters: sum.waiters + p.waiters });
   }
-  return sample.backends.map((backend) => ({ backend, pool: sample.pools ? (pools.get(key(backend.name, backend.protocol)) ?? { in_use: 0, idle: 0, waiters: 0 }) : null }));
+  // no edge of the backend's protocol answered: nothing is known of its pools
+  const answered = new Set((sample.pools?.edges ?? []).filter((e) => e.status === 'ok').map((e) => e.protocol));
+  return sample.backends.map((backend) => ({ backend, pool: answered.has(backend.protocol) ? (pools.get(key(backend.name, backend.protocol)) ?? { in_use: 0, idle: 0, waiters: 0 }) : null }));
 }
 
 const right = 'right' as const;
@@ -127,7 +129,8 @@ export function renderTop(source: string, sample: TopSample, previous: TopSample
   if (sample.sessions) {
     const sessions = [...sample.sessions.sessions].sort((a, b) => b.age_seconds - a.age_seconds);
     const room = Math.max(0, screen.height - lines.length - 2);
-    lines.push(`sessions: ${sessions.length}${sessions.length > room ? ` (${room} shown)` : ''}`);
+    const silent = sample.sessions.edges.filter((e) => e.status !== 'ok').length;
+    lines.push(`sessions: ${sessions.length}${sessions.length > room ? ` (${room} shown)` : ''}${silent > 0 ? ` (${silent} edge instance(s) did not answer)` : ''}`);
     if (room > 0) lines.push(...formatTable(sessionColumns, sessions.slice(0, room)));
   } else {
     lines.push('sessions: this config-api has no /v1/sessions');
