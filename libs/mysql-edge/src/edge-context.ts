@@ -10,7 +10,7 @@ import type { ParkedLeases } from './backend/parked-leases';
 import type { Pipelines } from './backend/pipelines';
 import type { StatementCatalog } from './backend/statement-catalog';
 import type { EdgeEpoch } from './epoch';
-import type { FrontendTls } from '@dbproxy/runtime';
+import type { FrontendTls, PauseGate, SessionIds } from '@dbproxy/runtime';
 import type { RsaKeys } from './frontend/client-login';
 import type { KillSwitch } from './kill/kill-switch';
 import type { FanoutCoordinator } from './fanout/fanout-coordinator';
@@ -66,6 +66,12 @@ export interface EdgeContext {
   readonly fanout: FanoutCoordinator;
   /** Edge connection ids and the KILLs naming them. */
   readonly kills: KillSwitch;
+  /** Admin session ids (GET /sessions, DELETE /v1/sessions/{id}). */
+  readonly sessionIds: SessionIds;
+  /** Holds statements that start new work while an operator pauses the edge. */
+  readonly pause: PauseGate;
+  /** Commands dispatched since start (statements_total); sessions add to it. */
+  commandsRun: number;
   /** What the greeting advertises now: server version and MariaDB extended capabilities. */
   advertised(): AdvertisedServer;
   /** A session ended (the sweep stops looking at it). */

@@ -20,10 +20,11 @@ import { SESSION_MOVES, SESSION_STATES, type AdvertisedServer, type CoarseClock,
 import { buildEpoch, type EdgeEpoch } from './epoch';
 import { MysqlEdgeErrors, toMysqlError } from './errors';
 import type { RsaKeys } from './frontend/client-login';
-import { loadFrontendTls, type FrontendTls } from '@dbproxy/runtime';
+import { loadFrontendTls, PauseGate, poolSnapshotOf, SessionIds, type FrontendTls, type SessionSource } from '@dbproxy/runtime';
 import { KillSwitch } from './kill/kill-switch';
 import { QueryCounters, createEdgeMetrics, type EdgeMetrics } from './metrics';
 import { ClientSession } from './session/client-session';
+import { adminKill, describeSession } from './session/session-admin';
 import type { ListenerRole } from './session/route-planner';
 import { StateTable } from './state-machine';
 import { errPacket } from './wire';
@@ -69,6 +70,9 @@ export class MysqlEdge implements EdgeContext {
   readonly tracer: Tracer | null;
   readonly logger: Logger;
   draining = false;
+  readonly sessionIds = new SessionIds('m');
+  readonly pause = new PauseGate();
+  commandsRun = 0;
   readonly kills: KillSwitch;
   readonly fanout: FanoutCoordinator;
   private readonly sessions = new Set<ClientSession>();
@@ -188,6 +192,23 @@ export class MysqlEdge implements EdgeContext {
     for (const session of [...this.sessions]) session.close('shutdown');
     await this.pools.drain(0);
     await this.kills.close();
+  }
+
+  /** This process's sessions and pools for the admin interface (GET /sessions, GET /pools, kill). */
+  sessionSource(): SessionSource {
+    return {
+      sessions: () => [...this.sessions].map(describeSession),
+      pools: () => this.pools.stats().map(poolSnapshotOf),
+      kill: (id, reason) => {
+        for (const session of this.sessions) {
+          if (session.adminId !== id) continue;
+          adminKill(session, reason);
+          return true;
+        }
+        return false;
+      },
+      statementsTotal: () => this.commandsRun,
+    };
   }
 
   /** This process's pool figures (GET /mysql/backends gathers them from every worker). */

@@ -77,6 +77,8 @@ export const MysqlEdgeErrors = {
   killPrepared: createError('DBP_ERR_MYSQLEDGE_KILL_PREPARED', 'This command is not supported in the prepared statement protocol yet'),
   queryInterrupted: createError('DBP_ERR_MYSQLEDGE_QUERY_INTERRUPTED', 'Query execution was interrupted'),
   connectionKilled: createError('DBP_ERR_MYSQLEDGE_CONNECTION_KILLED', 'Connection was killed'),
+  adminKilled: createError<[string]>('DBP_ERR_MYSQLEDGE_ADMIN_KILLED', 'Connection was killed by an administrator: %s'),
+  pauseTimeout: createError<[number]>('DBP_ERR_MYSQLEDGE_PAUSE_TIMEOUT', 'Query execution was interrupted: the proxy is paused by an administrator and the statement waited %d s (proxy.pause_timeout_seconds)'),
   internal: createError<[string]>('DBP_ERR_MYSQLEDGE_INTERNAL', 'dbproxy internal error (incident %s in the edge log)'),
   illegalTransition: createError<[string, string, string, string]>('DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION', '%s cannot go from %s to %s (%s)'),
 } as const;
@@ -136,6 +138,8 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_KILL_PREPARED: [1295, 'HY000'], // ER_UNSUPPORTED_PS
   DBP_ERR_MYSQLEDGE_QUERY_INTERRUPTED: [1317, '70100'], // ER_QUERY_INTERRUPTED
   DBP_ERR_MYSQLEDGE_CONNECTION_KILLED: [1927, '70100'], // ER_CONNECTION_KILLED
+  DBP_ERR_MYSQLEDGE_ADMIN_KILLED: [1927, '70100'], // ER_CONNECTION_KILLED
+  DBP_ERR_MYSQLEDGE_PAUSE_TIMEOUT: [1969, '70100'], // ER_STATEMENT_TIMEOUT
   DBP_ERR_MYSQLEDGE_ILLEGAL_TRANSITION: [1105, 'HY000'], // ER_UNKNOWN_ERROR (a bug)
   DBP_ERR_MYSQLEDGE_INTERNAL: [1105, 'HY000'], // ER_UNKNOWN_ERROR (a bug)
   // Errors of the libraries underneath (their READMEs suggest these).

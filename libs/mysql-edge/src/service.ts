@@ -2,7 +2,7 @@
 // and sessions per process (worker processes when [mysql] workers > 1 and NATS is configured),
 // backends chosen through the topology service, drained on shutdown.
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
-import { usableCpus, type RunningService, type ServiceContext, type ServiceDefinition } from '@dbproxy/runtime';
+import { edgeAdmin, usableCpus, type RunningService, type ServiceContext, type ServiceDefinition } from '@dbproxy/runtime';
 import { TopologyClient } from '@dbproxy/topology-client';
 import { backendsReport } from './admin';
 import { MysqlEdge } from './edge';
@@ -34,6 +34,7 @@ export const mysqlEdgeService: ServiceDefinition = {
       ctx.readiness.set('listeners', 'ready', 'mysql.enabled = false');
     }
     ctx.provide('pools', () => edge.poolReport());
+    const admin = edgeAdmin(ctx, 'mysql', edge.sessionSource(), edge.pause);
     ctx.addAdminRoute({ method: 'GET', url: '/mysql/backends', handler: async () => backendsReport(await ctx.gather('pools'), topology.current()) });
     return {
       drain: (deadline: number) => edge.drain(deadline),
@@ -44,6 +45,7 @@ export const mysqlEdgeService: ServiceDefinition = {
         await edge.close();
       },
       edgeStatus: () => ({ protocol: 'mysql', sessions: ctx.activeConnections() }),
+      edgeAdmin: admin,
     };
   },
 };

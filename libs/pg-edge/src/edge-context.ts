@@ -4,7 +4,7 @@ import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import type { BackendDirectory } from './backend-directory';
 import type { CancelKeyRegistry } from './cancel-keys';
-import type { FrontendTls } from '@dbproxy/runtime';
+import type { FrontendTls, PauseGate, SessionIds } from '@dbproxy/runtime';
 import type { PgEdgeMetrics } from './metrics';
 import type { StartupShardKey } from './startup-shard-key';
 
@@ -29,6 +29,12 @@ export interface EdgeContext {
   readonly tracer: Tracer;
   /** Transparent sessions open per backend, the load the read-only choice balances. */
   readonly transparentLoad: Map<string, number>;
+  /** Admin session ids (GET /sessions, DELETE /v1/sessions/{id}). */
+  readonly sessionIds: SessionIds;
+  /** Holds units that start new work while an operator pauses the edge. */
+  readonly pause: PauseGate;
+  /** Units and transparent sessions started since start (statements_total; transparent sessions are not parsed). */
+  readonly counts: { statements: number };
   /** Offers a CancelRequest whose key this process does not know to every other pg-edge process. */
   broadcastCancel(processId: number, secretKey: number): void;
 }

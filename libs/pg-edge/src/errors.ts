@@ -34,6 +34,8 @@ export const PgEdgeErrors = {
   readOnly: createError<[string]>('DBP_ERR_PGEDGE_READ_ONLY', 'cannot execute %s on the read-only listener'),
   queryTimeout: createError<[number]>('DBP_ERR_PGEDGE_QUERY_TIMEOUT', 'canceling statement: it exceeded query_timeout_seconds = %d'),
   queryCanceled: createError('DBP_ERR_PGEDGE_QUERY_CANCELED', 'canceling statement due to user request'),
+  adminTerminated: createError<[string]>('DBP_ERR_PGEDGE_ADMIN_TERMINATED', 'terminating connection due to administrator command: %s'),
+  pauseTimeout: createError<[number]>('DBP_ERR_PGEDGE_PAUSE_TIMEOUT', 'canceling statement: the proxy is paused by an administrator and the statement waited %d s (proxy.pause_timeout_seconds)'),
   acquireTimeout: createError<[string, string]>('DBP_ERR_PGEDGE_ACQUIRE_TIMEOUT', 'no connection to backend %s became free: %s'),
   startupParameter: createError<[string, string]>(
     'DBP_ERR_PGEDGE_STARTUP_PARAMETER',
@@ -91,6 +93,8 @@ const SQLSTATE: Readonly<Record<string, string>> = {
   DBP_ERR_PGEDGE_READ_ONLY: '25006', // read_only_sql_transaction
   DBP_ERR_PGEDGE_QUERY_TIMEOUT: '57014', // query_canceled
   DBP_ERR_PGEDGE_QUERY_CANCELED: '57014',
+  DBP_ERR_PGEDGE_ADMIN_TERMINATED: '57P01', // admin_shutdown (as pg_terminate_backend)
+  DBP_ERR_PGEDGE_PAUSE_TIMEOUT: '57014', // query_canceled
   DBP_ERR_PGEDGE_ACQUIRE_TIMEOUT: '53300',
   DBP_ERR_PGEDGE_STARTUP_PARAMETER: '0A000',
   DBP_ERR_PGEDGE_DATABASE_MISMATCH: '3D000',

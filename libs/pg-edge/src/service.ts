@@ -2,12 +2,13 @@
 // transaction mode, backends chosen through the topology service, drained on shutdown.
 import type { Socket } from 'node:net';
 import type { ConfigSnapshot } from '@dbproxy/config';
-import type { RejectReason, RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
+import { edgeAdmin, PauseGate, SessionIds, type RejectReason, type RunningService, type ServiceContext, type ServiceDefinition } from '@dbproxy/runtime';
 import { SqlRouter } from '@dbproxy/sql';
 import { TopologyClient, TopologyView } from '@dbproxy/topology-client';
 import { closeOfflineHard } from './transparent/offline-hard';
 import { errorMessage } from '@dbproxy/util';
 import { backendsReport, FIGURES_TOPIC, mergeFigures, type ProcessFigures } from './admin';
+import { AdminSessions } from './admin-sessions';
 import { BackendDirectory } from './backend-directory';
 import { CancelKeyRegistry } from './cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from './edge-context';
@@ -21,6 +22,7 @@ import { TransactionPools } from './transaction/backend-pools';
 import { TxShared } from './transaction/tx-shared';
 import { routerRulesOf } from './transaction/sharding/statement-sharding';
 import { startTransactionSession } from './transaction/tx-startup';
+import type { TransactionSession } from './transaction/tx-session';
 import { TransparentSession } from './transparent/transparent-session';
 
 interface Closable {
@@ -63,6 +65,9 @@ export const pgEdgeService: ServiceDefinition = {
       logger: ctx.logger,
       tracer: ctx.tracer,
       transparentLoad: new Map(),
+      sessionIds: new SessionIds('p'),
+      pause: new PauseGate(),
+      counts: { statements: 0 },
       broadcastCancel: (processId, secretKey) => {
         try {
           ctx.bus.publish(CANCEL_SUBJECT, encodeCancel(processId, secretKey), { origin: ctx.instanceId });
@@ -73,6 +78,7 @@ export const pgEdgeService: ServiceDefinition = {
     };
     const cancels = ctx.bus.subscribe(CANCEL_SUBJECT, (message) => receiveCancel(edge, message.data));
     const sessions = new Set<Closable>();
+    const admin = new AdminSessions(() => pools.stats(), () => edge.counts.statements);
     const unsubscribe = ctx.config.onChange((next) => {
       epoch = buildEpoch(next, topology);
       shardOf.clear();
@@ -96,16 +102,22 @@ export const pgEdgeService: ServiceDefinition = {
         const entry = { close: () => session.destroy() };
         sessions.add(entry);
         transparent.add(session);
+        admin.add(session);
         socket.once('close', () => {
           sessions.delete(entry);
           transparent.delete(session);
+          admin.delete(session);
         });
         void session.run();
         return;
       }
-      const track = (session: Closable) => {
+      const track = (session: TransactionSession) => {
         sessions.add(session);
-        socket.once('close', () => sessions.delete(session));
+        admin.add(session);
+        socket.once('close', () => {
+          sessions.delete(session);
+          admin.delete(session);
+        });
       };
       startTransactionSession(socket, listener, edge, current, shared, track).catch((err: unknown) => {
         ctx.logger.warn({ err: errorMessage(err) }, 'transaction session failed to start');
@@ -129,6 +141,7 @@ export const pgEdgeService: ServiceDefinition = {
       },
     });
     if (!pg.enabled) ctx.readiness.set('listeners', 'ready', 'postgres.enabled = false');
+    const adminInterface = edgeAdmin(ctx, 'postgres', admin.source(), edge.pause);
 
     return {
       async drain(deadline: number) {
@@ -145,6 +158,7 @@ export const pgEdgeService: ServiceDefinition = {
         await pools.close(0);
       },
       edgeStatus: () => ({ protocol: 'postgres', sessions: sessions.size }),
+      edgeAdmin: adminInterface,
     };
   },
 };

@@ -292,6 +292,7 @@ export class BackendPool<C> {
     const lease = new PoolLease(this, conn, slot === 'reserved', waitMs);
     conn.lease = lease;
     this.counters.checkouts++;
+    this.counters.waits.record(waitMs);
     this.counters.publish('acquire', waitMs);
     return lease;
   }
@@ -423,6 +424,7 @@ export class BackendPool<C> {
 
   private startReset(conn: PooledConnection<C>): void {
     this.roster.move(conn, 'in_use', 'resetting', 'released');
+    this.counters.resets++;
     conn.resetStartedAt = this.now;
     let reset: Promise<void>;
     try {

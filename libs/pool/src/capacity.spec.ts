@@ -118,6 +118,8 @@ describe('pressure and stats', () => {
       resetFailures: 0,
       creates: 2,
       createFailures: 1,
+      resets: 1,
+      waitMs: expect.objectContaining({ p50: expect.any(Number) }),
       destroys: { cancelled: 1 },
     });
   });

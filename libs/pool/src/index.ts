@@ -9,3 +9,4 @@ export { isLegalTransition, type ConnectionState, type PoolConnectionTransition 
 export { JoinableLendings, type JoinableLending } from './joinable-lendings';
 export { SharedCapacity, type CapacityMember } from './shared-capacity';
 export type { AcquireOptions, ConnectionFactory, Lease, PoolOptions, PoolSizing, PoolStats, ReleaseOptions } from './types';
+export { WaitSample, WAIT_SAMPLE_SIZE, type WaitQuantiles } from './wait-sample';

@@ -1,6 +1,7 @@
 // A pool's monotonic counters and its pool events on Channels.poolEvent.
 import { channel } from 'node:diagnostics_channel';
 import { Channels } from '@dbproxy/util';
+import { WaitSample } from './wait-sample';
 
 /** Events published on Channels.poolEvent as { pool, event, waitMs?, reason? }. */
 export type PoolEventName =
@@ -34,6 +35,10 @@ export class PoolCounters {
   resetFailures = 0;
   creates = 0;
   createFailures = 0;
+  /** Connections reset on release (the reset started). */
+  resets = 0;
+  /** Recent acquire waits (GET /pools quantiles). */
+  readonly waits = new WaitSample();
   private readonly destroys = new Map<string, number>();
 
   constructor(private readonly pool: string) {}

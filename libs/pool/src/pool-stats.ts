@@ -33,6 +33,8 @@ export function poolStats<C>(
     resetFailures: counters.resetFailures,
     creates: counters.creates,
     createFailures: counters.createFailures,
+    resets: counters.resets,
+    waitMs: counters.waits.quantiles(),
     destroys: counters.destroysByReason(),
   };
 }

@@ -128,6 +128,10 @@ export interface PoolStats {
   resetFailures: number;
   creates: number;
   createFailures: number;
+  /** Connections reset on release. */
+  resets: number;
+  /** Acquire wait quantiles in ms over the most recent acquires (WAIT_SAMPLE_SIZE). */
+  waitMs: { p50: number; p95: number; p99: number };
   /** Connections closed, by reason (`idle-timeout`, `max-lifetime`, `reset-failed`, caller reasons...). */
   destroys: Record<string, number>;
 }

@@ -14,6 +14,8 @@ export const RedisEdgeErrors = {
   backendProtocol: createError<[string, string]>('DBP_ERR_REDISEDGE_BACKEND_PROTOCOL', 'backend %s sent a reply the proxy cannot read: %s'),
   maxClients: createError('DBP_ERR_REDISEDGE_MAX_CLIENTS', 'max number of clients reached'),
   shuttingDown: createError('DBP_ERR_REDISEDGE_SHUTTING_DOWN', 'the proxy is shutting down'),
+  adminKilled: createError<[string]>('DBP_ERR_REDISEDGE_ADMIN_KILLED', 'connection closed by an administrator: %s'),
+  pauseTimeout: createError<[number]>('DBP_ERR_REDISEDGE_PAUSE_TIMEOUT', 'the proxy is paused by an administrator and the command waited %d s (proxy.pause_timeout_seconds)'),
   readOnly: createError<[string]>('DBP_ERR_REDISEDGE_READ_ONLY', "'%s' writes: it is refused on the read-only listener"),
   readOnlyScript: createError<[string]>('DBP_ERR_REDISEDGE_READ_ONLY_SCRIPT', "'%s' may write: use EVAL_RO, EVALSHA_RO or FCALL_RO on the read-only listener"),
   readOnlyUnknown: createError<[string]>('DBP_ERR_REDISEDGE_READ_ONLY_UNKNOWN', "unknown command '%s' is refused on the read-only listener"),

@@ -2,7 +2,8 @@
 // or command mode, backends chosen through the topology service, worker processes, drain.
 import type { Socket } from 'node:net';
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
-import type { RejectReason, RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
+import { edgeAdmin, type RejectReason, type RunningService, type ServiceContext, type ServiceDefinition } from '@dbproxy/runtime';
+import { RedisAdmin } from './admin-sessions';
 import { TopologyClient } from '@dbproxy/topology-client';
 import { errorMessage } from '@dbproxy/util';
 import { CommandEdge } from './command/command-edge';
@@ -80,8 +81,16 @@ export const redisEdgeService: ServiceDefinition = {
     });
     const m = metrics;
     await topology.start();
-    const edge = new CommandEdge(ctx.config.current(), links, flusher, replies, m, topology, ctx.logger, ctx.tracer);
-    const connections = new ConnectionEdge(ctx.config, topology, m, ctx.tracer);
+    const admin: RedisAdmin = new RedisAdmin(
+      () => ctx.config.current().epoch,
+      () => {
+        const open = links.linksByBackend();
+        for (const [backend, n] of connections.connections()) if (n > 0) open.set(backend, (open.get(backend) ?? 0) + n);
+        return open;
+      },
+    );
+    const edge = new CommandEdge(ctx.config.current(), links, flusher, replies, m, topology, ctx.logger, ctx.tracer, admin);
+    const connections = new ConnectionEdge(ctx.config, topology, m, ctx.tracer, admin);
     let stopped = false;
     const sessions = new Set<Closable>();
     const unwatch = topology.onChange((view, previous) => {
@@ -103,7 +112,11 @@ export const redisEdgeService: ServiceDefinition = {
       socket.setNoDelay(true);
       const session = redis().mode === 'command' ? new CommandSession(socket, listener, edge) : new ConnectionSession(socket, listener, connections);
       sessions.add(session);
-      socket.once('close', () => sessions.delete(session));
+      admin.add(session);
+      socket.once('close', () => {
+        sessions.delete(session);
+        admin.delete(session);
+      });
     };
     const reject = (socket: Socket, reason: RejectReason): void => {
       socket.end(errorReply(reason === 'draining' ? RedisEdgeErrors.shuttingDown() : RedisEdgeErrors.maxClients()));
@@ -142,6 +155,7 @@ export const redisEdgeService: ServiceDefinition = {
         topology.stop();
       },
       edgeStatus: () => ({ protocol: 'redis', sessions: ctx.activeConnections() }),
+      edgeAdmin: edgeAdmin(ctx, 'redis', admin.source(), admin.pause),
     };
   },
 };

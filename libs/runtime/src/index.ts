@@ -28,4 +28,4 @@ export { StateMachine, IllegalTransition } from './state-machine';
 export { loadFrontendTls, type FrontendTls, type FrontendTlsMode } from './sockets/frontend-tls';
 export { edgeAdmin, type EdgeAdmin } from './edge-admin/edge-admin';
 export { PauseGate, PauseHoldTimeout } from './edge-admin/pause-gate';
-export { SessionIds, sessionJson, poolJson, mergePools, type SessionSnapshot, type PoolSnapshot, type SessionSource, type WaitQuantiles } from './edge-admin/session-report';
+export { SessionIds, sessionJson, poolJson, mergePools, poolSnapshotOf, type SessionSnapshot, type PoolSnapshot, type SessionSource, type WaitQuantiles } from './edge-admin/session-report';

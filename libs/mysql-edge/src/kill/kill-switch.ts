@@ -101,7 +101,7 @@ export class KillSwitch {
   }
 
   /** KILL <what> <thread> on a connection of its own to the thread's backend; false when it could not be sent. */
-  private async killThread(thread: BackendThread, what: 'QUERY' | 'CONNECTION'): Promise<boolean> {
+  async killThread(thread: BackendThread, what: 'QUERY' | 'CONNECTION'): Promise<boolean> {
     try {
       const opened = await openBackend(this.deps.endpoint(thread.backend), KILL_CAPABILITIES, [{ sql: `KILL ${what} ${thread.threadId}` }], AbortSignal.timeout(this.deps.timeoutMs()));
       opened.socket.destroy();

@@ -582,6 +582,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     return { backend: conn.backend, threadId: conn.threadId };
   }
 
+  /** The backend the session's connection is on now (running, pinned or parked); null between statements. */
+  get backendName(): string | null {
+    return this.conn?.backend ?? null;
+  }
+
   /** The thread running this session's command on a connection of its own; null when none does. */
   runningThread(): BackendThread | null {
     const conn = this.conn;

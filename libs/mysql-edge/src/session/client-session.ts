@@ -6,8 +6,8 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { context, type Span } from '@opentelemetry/api';
 import { contextFromTraceparent } from '@dbproxy/observability';
-import { adoptSocket, descriptorOf, writeDirect } from '@dbproxy/runtime';
-import { PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
+import { adoptSocket, descriptorOf, PauseHoldTimeout, writeDirect } from '@dbproxy/runtime';
+import { Command, PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { SqlRoute } from '@dbproxy/sql';
 import type { BackendConnection } from '../backend/backend-connection';
 import { loginSettings } from '../frontend/login-settings';
@@ -23,7 +23,7 @@ import { applyStatementResponse, dispatchCommand, type PendingPrepare } from './
 import { ChangeUserExchange } from './change-user';
 import { killable } from './kill-command';
 import { LocalInfileUpload } from './local-infile';
-import type { ListenerRole } from './route-planner';
+import type { ListenerRole, PinCause } from './route-planner';
 import { StatementRegistry } from './statement-registry';
 import type { SessionFanout } from '../fanout/session-fanout';
 
@@ -43,12 +43,23 @@ function onError(this: SessionSocket, err: Error): void {
 /** Client packets held while a command runs (clients rarely pipeline); past this the socket pauses. */
 const QUEUE_PAUSE = 64;
 let nextSessionId = 1;
+const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
 
 export class ClientSession implements LoginHost, ExchangeOwner {
   readonly id = nextSessionId++;
   /** The connection id the client sees (greeting, KILL): in the edges' range, never a backend thread id (src/kill/edge-ids.ts). */
   readonly connectionId: number;
   state: SessionState = 'login';
+  /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
+  readonly adminId: string;
+  readonly startedAt = Date.now();
+  readonly clientAddress: string;
+  /** Fingerprint (or command kind) of the running or last backend command, for admin reports. */
+  statement: string | null = null;
+  /** The next command waits for the operator's pause to end (it is first in `queue`). */
+  held = false;
+  /** Bytes written past the stream (writeDirect), which socket.bytesWritten does not count. */
+  directBytesOut = 0;
   socket: Socket;
   /** The plain client socket's descriptor once its reads bypass the stream (writeDirect, @dbproxy/runtime); -1 before and for TLS. */
   private fd = -1;
@@ -105,6 +116,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.socket = socket;
     this.epoch = edge.epoch();
     this.connectionId = edge.kills.ids.allocate(killable(this));
+    this.adminId = edge.sessionIds.allocate();
+    this.clientAddress = `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
     this.framer = new PacketFramer({ maxPacketSize: this.epoch.limits.maxPacketBytes });
     const s = socket as SessionSocket;
     s[SESSION] = this;
@@ -139,6 +152,12 @@ export class ClientSession implements LoginHost, ExchangeOwner {
 
   get pinned(): boolean {
     return this.ex !== null && this.ex.pin !== null;
+  }
+
+  /** Inside a transaction: a pause lets its statements run. */
+  inTransaction(): boolean {
+    const pin = this.ex?.pin ?? null;
+    return this.pendingBegin !== null || (pin !== null && TRANSACTIONAL.has(pin));
   }
 
   /** The epoch for the next command: the newest, unless a pin holds the one it started on. */
@@ -215,6 +234,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   private dispatch(packet: MysqlPacket): void {
+    if (this.edge.pause.paused && isStatement(packet) && !this.inTransaction()) return this.holdForPause(packet);
+    this.edge.commandsRun++;
     // a command of 16 MiB - 1 bytes and more takes several frames: the reply follows the last
     this.replySeq = (packet.lastSequenceId + 1) & 0xff;
     try {
@@ -225,11 +246,39 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     }
   }
 
+  /** The edge is paused: the statement waits (first in the queue) until resume, or fails after the hold timeout. */
+  private holdForPause(packet: MysqlPacket): void {
+    (this.queue ??= []).unshift(packet);
+    this.held = true;
+    this.deadline = 0;
+    this.edge.pause.hold().then(
+      () => this.releaseHeld(null),
+      (err: unknown) => this.releaseHeld(err),
+    );
+  }
+
+  private releaseHeld(err: unknown): void {
+    this.held = false;
+    if (this.state === 'closed') return;
+    if (err !== null) {
+      const seq = this.heldReplySeq();
+      this.queue?.shift();
+      this.fail(MysqlEdgeErrors.pauseTimeout(err instanceof PauseHoldTimeout ? err.seconds : 0), seq);
+    }
+    this.pump();
+  }
+
+  /** Sequence id of the reply a held command waits for (0 when none is held). */
+  heldReplySeq(): number {
+    const first = this.held ? this.queue?.[0] : undefined;
+    return first ? (first.lastSequenceId + 1) & 0xff : 0;
+  }
+
   private pump(): void {
     if (this.pumping) return;
     this.pumping = true;
     const queue = this.queue;
-    while (queue !== null && queue.length > 0 && this.state === 'ready' && this.blocked === null) {
+    while (queue !== null && queue.length > 0 && this.state === 'ready' && this.blocked === null && !this.held) {
       if (queue.length === QUEUE_PAUSE) this.socket.resume();
       this.dispatch(queue.shift() as MysqlPacket);
     }
@@ -240,6 +289,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   runOnBackend(packet: MysqlPacket, kind: CommandKind, route: SqlRoute | null): void {
     const ex = this.exchange();
     ex.kind = kind;
+    this.statement = route !== null ? route.fingerprint.text : kind;
     this.transition('exchanging', kind);
     this.deadline = Date.now() + this.epoch.limits.queryTimeoutMs;
     ex.run(packet, this.startSpan(kind, route));
@@ -273,8 +323,11 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   deliver(slices: Buffer[], conn: BackendConnection): void {
     const socket = this.socket;
     let ok: boolean;
-    if (slices.length === 1) ok = writeDirect(socket, this.fd, slices[0] as Buffer);
-    else {
+    if (slices.length === 1) {
+      const slice = slices[0] as Buffer;
+      if (this.fd >= 0) this.directBytesOut += slice.length;
+      ok = writeDirect(socket, this.fd, slice);
+    } else {
       socket.cork();
       ok = true;
       for (const slice of slices) ok = socket.write(slice);
@@ -505,4 +558,10 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   has(flag: number): boolean {
     return hasFlag(this.capabilities, flag);
   }
+}
+
+/** Statements a pause holds (other commands, e.g. COM_PING or COM_QUIT, go on). */
+function isStatement(packet: MysqlPacket): boolean {
+  const command = packet.payload[0];
+  return command === Command.Query || command === Command.StmtExecute;
 }

@@ -9,6 +9,8 @@ export class SliceWriter {
   /** The open tail: the last piece, possibly grown by adjacent slices (materialized lazily). */
   private tail: Buffer | undefined;
   private tailEnd = 0;
+  /** Bytes handed to flush() since the writer was made (a session's bytes out). */
+  flushed = 0;
 
   get length(): number {
     return this.pending;
@@ -50,6 +52,7 @@ export class SliceWriter {
    */
   flush(socket: Socket, fd = -1): boolean {
     if (this.pending === 0) return true;
+    this.flushed += this.pending;
     if (this.pieces.length === 0 && this.tail !== undefined) {
       // The common case: one slice (or adjacent slices of one read), one write, no arrays.
       const only = this.closeTail(this.tail);

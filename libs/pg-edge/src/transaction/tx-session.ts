@@ -20,7 +20,7 @@ import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
 import { BackendReportedError, PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
-import { descriptorOf, StateMachine } from '@dbproxy/runtime';
+import { descriptorOf, PauseHoldTimeout, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import type { BackendConsumer, PgBackendConnection } from './backend-connection';
 import type { PgLease } from './backend-pools';
 import { BatchPlan, emitQuery, emitRefusal, readyForQuery, refusalBytes } from './batch-plan';
@@ -67,6 +67,14 @@ interface Flags {
 
 export class TransactionSession implements RelayHooks, DeadlineWatched {
   readonly key: ProxyKey;
+  /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
+  readonly adminId: string;
+  private readonly startedAt = Date.now();
+  private readonly clientAddress: string;
+  /** Fingerprint of the running or last unit's first statement, for admin reports. */
+  private statement: string | null = null;
+  /** The next unit waits for the operator's pause to end (its frames stay pending). */
+  private pauseHeld = false;
   private readonly machine = new StateMachine<State>('pg_transaction_session', 'idle', TX_SESSION_STATES);
   private readonly plan: BatchPlan;
   private readonly relay: ResponseRelay;
@@ -118,10 +126,13 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     private readonly epoch: EdgeEpoch,
     private readonly shared: TxShared,
     private readonly shard: string,
-    user: string,
+    private readonly user: string,
     /** Tracked startup settings (interned: compared by identity with a pooled connection's). */
     private readonly settings: ReadonlyMap<string, string> = new Map(),
+    private readonly database = '',
   ) {
+    this.adminId = edge.sessionIds.allocate();
+    this.clientAddress = `${client.remoteAddress ?? ''}:${client.remotePort ?? 0}`;
     const pg = epoch.config.postgres;
     this.spans = new UnitSpan(edge.tracer, { 'db.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard });
     this.router = shared.router(epoch);
@@ -153,8 +164,16 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private pump(): void {
     while (this.pendingHead < this.pending.length) {
       if (this.relay.copyingIn && this.lease) this.toCopy(this.pending[this.pendingHead++]);
-      else if (this.accepting()) this.handle(this.pending[this.pendingHead++]);
-      else break;
+      else if (this.pauseHeld) break;
+      else if (this.accepting()) {
+        const frame = this.pending[this.pendingHead] as Frame;
+        if (this.edge.pause.paused && this.lastStatus === IDLE && this.machine.is('idle') && startsUnit(frame.code)) {
+          this.holdForPause();
+          break;
+        }
+        this.pendingHead++;
+        this.handle(frame);
+      } else break;
     }
     if (!this.toBackend.empty && this.lease) this.flushCopy();
     if (this.pendingHead === this.pending.length && this.pendingHead > 0) {
@@ -194,6 +213,56 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       this.copyBlocked = false;
       this.inbox.resume();
     });
+  }
+
+  /** The edge is paused: the unit waits until resume, or is refused after the hold timeout. */
+  private holdForPause(): void {
+    this.pauseHeld = true;
+    this.edge.pause.hold().then(
+      () => this.releaseHeld(undefined),
+      (err: unknown) => this.releaseHeld(PgEdgeErrors.pauseTimeout(err instanceof PauseHoldTimeout ? err.seconds : 0)),
+    );
+  }
+
+  private releaseHeld(refusal: Error | undefined): void {
+    this.pauseHeld = false;
+    if (this.machine.is('closed')) return;
+    if (refusal) {
+      const frame = this.pending[this.pendingHead] as Frame;
+      if (frame.code === FrontendCode.Query) {
+        this.pendingHead++;
+        this.client.write(refusalBytes(refusal, this.lastStatus));
+      } else this.refusedUntilSync = refusal; // the batch's messages are dropped; its Sync gets the error
+    }
+    this.pump();
+  }
+
+  /** This session as GET /sessions shows it. */
+  describe(): SessionSnapshot {
+    const state = this.machine.state;
+    const shown = this.pauseHeld ? 'held' : state === 'running' ? (this.lease ? 'running' : 'waiting') : state === 'in_transaction' ? 'in transaction' : state === 'batch_open' ? 'running' : state;
+    return {
+      id: this.adminId,
+      clientAddress: this.clientAddress,
+      user: this.user,
+      database: this.database,
+      listener: this.listener,
+      state: shown,
+      statement: this.statement,
+      backend: this.lease?.backend ?? null,
+      pinnedReason: this.held === 'pinned' ? 'session state' : this.held === 'transaction' ? 'transaction' : null,
+      epoch: this.epoch.epoch,
+      startedAt: this.startedAt,
+      bytesIn: this.client.bytesRead,
+      bytesOut: this.client.bytesWritten + (this.clientFd >= 0 ? this.relay.out.flushed : 0),
+    };
+  }
+
+  /** An operator closed the session: FATAL 57P01 with the reason; a statement running on a connection of its own is cancelled. */
+  terminate(reason: string): void {
+    if (this.machine.is('closed')) return;
+    if (this.lease && this.machine.is('running') && !this.lease.connection.shared) cancelOnBackend(this.lease);
+    this.fatal(PgEdgeErrors.adminTerminated(reason));
   }
 
   private accepting(): boolean {
@@ -261,6 +330,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** `executions`: the statements that decide the shard (the simple query, or the batch's bound executions); `sql`: a simple query's text. */
   private runUnit(routes: readonly SqlRoute[], synced: boolean, emit: Emit, fromPlan = true, executions: readonly SqlRoute[] = routes, sql?: string): void {
     const decision = decideUnit(routes, this.listener, this.window.requiresPrimary(performance.now()));
+    this.edge.counts.statements++;
+    if (routes.length > 0) this.statement = (routes[0] as SqlRoute).fingerprint.text;
     this.retry = undefined;
     this.spans.begin(routes);
     if (decision.kind === 'refuse') {
@@ -662,4 +733,9 @@ function cancelOnBackend(lease: PgLease): void {
   const conn = lease.connection;
   conn.cancelled = true;
   void sendCancelRequest(conn.address, conn.processId, conn.secretKey);
+}
+
+/** Messages that start a unit of work: what a pause holds. */
+function startsUnit(code: number): boolean {
+  return code === FrontendCode.Query || code === FrontendCode.Parse || code === FrontendCode.Bind || code === FrontendCode.Execute;
 }

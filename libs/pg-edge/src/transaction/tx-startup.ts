@@ -65,7 +65,7 @@ export async function startTransactionSession(
     edge.logger.warn({ shard: resolution.shard, err: errorMessage(err) }, 'no backend to read server parameters from');
     return reject(err instanceof Error ? err : new Error(String(err)), 'no_backend');
   }
-  const session = new TransactionSession(socket, inbox, listener, edge, epoch, shared, resolution.shard, userName, settings);
+  const session = new TransactionSession(socket, inbox, listener, edge, epoch, shared, resolution.shard, userName, settings, startup.parameters.get('database') ?? userName);
   track(session);
   socket.write(greeting(parameters, settings, session.key));
   session.start();

@@ -19,7 +19,7 @@ import { LOGIN_DEADLINE_MS, type EdgeContext, type EdgeEpoch, type ListenerRole 
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
 import { handleCancel, refuse } from '../session-common';
-import { adoptSocketRaw, ByteReader, StateMachine } from '@dbproxy/runtime';
+import { adoptSocketRaw, ByteReader, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import { bindLifetimes, pump, relayTo } from './socket-pair';
 
 type State = 'startup' | 'connecting' | 'authenticating' | 'streaming' | 'closed';
@@ -40,6 +40,12 @@ export class TransparentSession {
   private backend: Socket | undefined;
   private backendOf: string | undefined;
   private span: Span | undefined;
+  /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
+  readonly adminId: string;
+  private readonly startedAt = Date.now();
+  private readonly clientAddress: string;
+  private user = '';
+  private database = '';
 
   constructor(
     /** The client's socket; replaced by the adopted one once its reads bypass the stream layer. */
@@ -47,7 +53,41 @@ export class TransparentSession {
     private readonly listener: ListenerRole,
     private readonly edge: EdgeContext,
     private readonly epoch: EdgeEpoch,
-  ) {}
+  ) {
+    this.adminId = edge.sessionIds.allocate();
+    this.clientAddress = `${client.remoteAddress ?? ''}:${client.remotePort ?? 0}`;
+  }
+
+  /**
+   * This session as GET /sessions shows it. Its bytes are relayed without being read, so it has
+   * no statement, and it is pinned to its backend for life.
+   */
+  describe(): SessionSnapshot {
+    const state = this.machine.state;
+    return {
+      id: this.adminId,
+      clientAddress: this.clientAddress,
+      user: this.user,
+      database: this.database,
+      listener: this.listener,
+      state: state === 'closed' ? 'closed' : this.backend ? 'pinned' : 'login',
+      statement: null,
+      backend: this.backendOf ?? null,
+      pinnedReason: this.backend ? 'transparent mode' : null,
+      epoch: this.epoch.epoch,
+      startedAt: this.startedAt,
+      bytesIn: this.client.bytesRead,
+      bytesOut: this.client.bytesWritten,
+    };
+  }
+
+  /**
+   * An operator closed the session. The relayed stream is not framed (and may be TLS end to end),
+   * so no ErrorResponse can be placed in it: both connections close (PostgreSQL ends the backend).
+   */
+  terminate(): void {
+    this.destroy();
+  }
 
   async run(): Promise<void> {
     this.edge.metrics.sessions.inc({ mode: 'transparent', listener: this.listener });
@@ -117,6 +157,8 @@ export class TransparentSession {
   private async startSession(client: Socket, startup: StartupMessage, tls: boolean, remainder: Buffer): Promise<void> {
     if (this.edge.tls.mode === 'required' && !tls) throw PgEdgeErrors.tlsRequired();
     this.machine.transition('startup', 'connecting', 'startup received');
+    this.user = startup.parameters.get('user') ?? '';
+    this.database = startup.parameters.get('database') ?? this.user;
     await this.connectAndForward(client, startup, remainder);
   }
 

@@ -5,6 +5,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from '@dbproxy/observability';
 import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
 import type { TopologyClient } from '@dbproxy/topology-client';
+import type { RedisAdmin } from '../admin-sessions';
 import type { TickFlusher } from '../io/tick-flusher';
 import type { RedisEdgeMetrics } from '../metrics';
 import type { CommandTable } from './command-table';
@@ -57,6 +58,8 @@ export class CommandEdge {
     private readonly topology: TopologyClient,
     readonly logger: Logger,
     readonly tracer: Tracer,
+    /** Session ids, pause gate and command count (GET /sessions, pause/resume). */
+    readonly admin: RedisAdmin,
   ) {
     this.config = snapshot.config;
     this.settings = settingsOf(snapshot.config);

@@ -28,8 +28,10 @@ export function dispatchCommand(s: CommandSession, batch: CommandBatch, i: numbe
   if (crossProtocol(batch, i)) return s.refuseCrossProtocol();
   const table = s.edge.table;
   if (!table) return s.replyError(RedisEdgeErrors.loading(), 'loading');
+  s.edge.admin.commands++;
   const spec = table.get(batch, i);
   if (spec === undefined) return unknownCommand(s, batch, i);
+  s.statement = spec.display;
   if (s.subscriber && restrictedWhileSubscribed(s, spec)) return s.replyError(RedisEdgeErrors.subscribedContext(batch.argToString(i, 0)), 'subscribed_context');
   if (s.tx && spec.handling !== Handling.Transaction) return s.tx.queue(s, batch, i, spec);
   if (spec.subcommands !== undefined && batch.argCount[i] >= 2) return unknownSubcommand(s, batch, i, spec);

@@ -135,6 +135,13 @@ export class LinkDirectory {
   }
 
   /** Connections open or opening. */
+  /** Open backend connections per backend name (GET /pools). */
+  linksByBackend(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const link of this.tracked) counts.set(link.endpoint.name, (counts.get(link.endpoint.name) ?? 0) + 1);
+    return counts;
+  }
+
   get linkCount(): number {
     return this.tracked.size;
   }

@@ -10,7 +10,7 @@ import { DEFAULT_STATE, type ConnectionState } from '../io/endpoint';
 import { OutputQueue } from '../io/output-queue';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import type { Flushable } from '../io/tick-flusher';
-import { descriptorOf, readSocketRanges, StateMachine } from '@dbproxy/runtime';
+import { descriptorOf, PauseHoldTimeout, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import type { LeaseSink } from './blocking';
 import type { CommandEdge } from './command-edge';
 import { dispatchCommand } from './dispatcher';
@@ -52,6 +52,15 @@ export class CommandSession implements ReplySink, Flushable {
   quitting = false;
   /** Idle sweeps since the client last sent anything (a field write per read instead of a socket timer). */
   idleSweeps = 0;
+  /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
+  readonly adminId: string;
+  private readonly startedAt = Date.now();
+  private readonly clientAddress: string;
+  private readonly epoch: number;
+  /** The running or last command's name (never its arguments), for admin reports. */
+  statement: string | null = null;
+  /** Dispatch waits for the operator's pause to end. */
+  private pauseHeld = false;
   private readonly input = new InputBuffer();
   private readonly scanner: CommandScanner;
   /** Inline commands reach backends as the multibulk frame of their arguments, never as the client's line. */
@@ -78,6 +87,9 @@ export class CommandSession implements ReplySink, Flushable {
     readonly edge: CommandEdge,
   ) {
     const s = edge.settings;
+    this.adminId = edge.admin.ids.allocate();
+    this.clientAddress = `${accepted.remoteAddress ?? ''}:${accepted.remotePort ?? 0}`;
+    this.epoch = edge.admin.epoch();
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
     // A client that half-closes after its last command still gets every reply, then the FIN;
     // a blocked or subscribed one has gone (as Redis sees it), so its blocks are cancelled.
@@ -253,7 +265,63 @@ export class CommandSession implements ReplySink, Flushable {
   }
 
   private halted(): boolean {
-    return this.barrier || this.outputPaused || this.quitting || this.closed;
+    return this.barrier || this.outputPaused || this.quitting || this.closed || this.pauseHeld;
+  }
+
+  /** The edge is paused: nothing is dispatched until resume; after the hold timeout the next command gets an error. */
+  private holdForPause(): void {
+    this.pauseHeld = true;
+    this.edge.admin.pause.hold().then(
+      () => this.releaseHeld(0),
+      (err: unknown) => this.releaseHeld(err instanceof PauseHoldTimeout ? err.seconds : 1),
+    );
+  }
+
+  private releaseHeld(timedOutAfter: number): void {
+    this.pauseHeld = false;
+    if (this.closed) return;
+    if (timedOutAfter > 0) {
+      try {
+        const batch = this.scanner.scan(this.input.buffer, this.input.start, this.input.end, 1);
+        if (batch.count > 0) {
+          this.replyError(RedisEdgeErrors.pauseTimeout(timedOutAfter), 'paused');
+          this.input.consume(batch.frameEnd[0] as number);
+          this.scanner.reset();
+        }
+      } catch (err) {
+        return this.protocolError(err);
+      }
+    }
+    this.resume();
+  }
+
+  /** This session as GET /sessions shows it. */
+  describe(): SessionSnapshot {
+    const running = this.ring.outstanding > 0;
+    const state = this.pauseHeld ? 'held' : this.tx ? 'in transaction' : this.subscriber ? 'subscribed' : this.leases.size > 0 ? 'blocked' : running ? 'running' : this.own ? 'pinned' : 'idle';
+    return {
+      id: this.adminId,
+      clientAddress: this.clientAddress,
+      user: this.state.auth?.username?.toString('utf8') ?? 'default',
+      database: this.state.db === undefined ? '' : String(this.state.db),
+      listener: this.listener,
+      state,
+      statement: this.statement,
+      backend: null,
+      pinnedReason: this.watch ? 'WATCH' : this.own ? 'connection state' : null,
+      epoch: this.epoch,
+      startedAt: this.startedAt,
+      bytesIn: this.socket.bytesRead,
+      bytesOut: this.out.written,
+    };
+  }
+
+  /** An operator closed the session: the replies owed so far, then `-ERR <reason>`, then the close. */
+  terminate(reason: string): void {
+    if (this.closed) return;
+    this.flush();
+    this.socket.end(errorReply(RedisEdgeErrors.adminKilled(reason)));
+    this.close('killed by an administrator');
   }
 
   private resume(): void {
@@ -286,6 +354,7 @@ export class CommandSession implements ReplySink, Flushable {
   private dispatchAvailable(): void {
     const max = this.edge.settings.maxOutstanding;
     while (!this.halted()) {
+      if (this.edge.admin.pause.paused && this.tx === undefined && this.input.length > 0) return this.holdForPause();
       const budget = max - this.ring.outstanding;
       if (budget <= 0) return this.pauseReading();
       let batch: CommandBatch;
@@ -358,7 +427,9 @@ export class CommandSession implements ReplySink, Flushable {
     if (this.closed) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.edge.metrics.sessions.dec({ mode: 'command', listener: this.listener });
-    this.socket.destroy();
+    // a farewell (terminate) leaves before the socket closes
+    if (this.socket.writableEnded && !this.socket.destroyed) this.socket.once('finish', () => this.socket.destroy());
+    else this.socket.destroy();
     const err = RedisEdgeErrors.backendLost('client', reason);
     if (this.own) for (const link of this.own.values()) link.close(err, `session closed: ${reason}`);
     this.own = undefined;

@@ -7,6 +7,7 @@ import { ReplicaSelector } from '@dbproxy/routing';
 import type { ConfigSource } from '@dbproxy/runtime';
 import type { TopologyClient } from '@dbproxy/topology-client';
 import { RedisEdgeErrors } from '../errors';
+import type { RedisAdmin } from '../admin-sessions';
 import type { RedisEdgeMetrics } from '../metrics';
 import { ShardSelector } from './shard-selector';
 
@@ -33,6 +34,8 @@ export class ConnectionEdge {
     private readonly topology: TopologyClient,
     readonly metrics: RedisEdgeMetrics,
     readonly tracer: Tracer,
+    /** Session ids and the epoch (GET /sessions). */
+    readonly admin: RedisAdmin,
   ) {}
 
   settings(): ConnectionSettings {
@@ -58,6 +61,11 @@ export class ConnectionEdge {
 
   opened(backend: string): void {
     this.load.set(backend, (this.load.get(backend) ?? 0) + 1);
+  }
+
+  /** Piped connections per backend (GET /pools). */
+  connections(): ReadonlyMap<string, number> {
+    return this.load;
   }
 
   closed(backend: string): void {

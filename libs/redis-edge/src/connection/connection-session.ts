@@ -6,7 +6,7 @@ import type { Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
-import { onreadBytes, readSocketRanges, StateMachine } from '@dbproxy/runtime';
+import { onreadBytes, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import type { ConnectionEdge } from './connection-edge';
 
 export type ConnectionState = 'awaiting-shard' | 'connecting' | 'piping' | 'closed';
@@ -33,6 +33,11 @@ export class ConnectionSession {
   private backendName: string | undefined;
   private clientEnded = false;
   private span: Span | undefined;
+  /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
+  readonly adminId: string;
+  private readonly startedAt = Date.now();
+  private readonly clientAddress: string;
+  private readonly epoch: number;
 
   /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
   private readonly client: Socket;
@@ -43,6 +48,9 @@ export class ConnectionSession {
     private readonly edge: ConnectionEdge,
   ) {
     const settings = edge.settings();
+    this.adminId = edge.admin.ids.allocate();
+    this.clientAddress = `${accepted.remoteAddress ?? ''}:${accepted.remotePort ?? 0}`;
+    this.epoch = edge.admin.epoch();
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
     // A half-close is passed on to the backend, whose replies still come back.
     const client = readSocketRanges(accepted, (buf, start, end) => this.clientBytes(buf.subarray(start, end)), true);
@@ -152,6 +160,36 @@ export class ConnectionSession {
     this.edge.metrics.shardRefusals.inc({ reason });
     this.client.end(errorReply(err));
     this.close(`refused: ${errorMessage(err)}`);
+  }
+
+  /**
+   * This session as GET /sessions shows it: its bytes are piped unread once the backend is chosen,
+   * so it has no statement, and the user and db are whatever the client sent the backend.
+   */
+  describe(): SessionSnapshot {
+    const state = this.machine.state;
+    return {
+      id: this.adminId,
+      clientAddress: this.clientAddress,
+      user: '',
+      database: '',
+      listener: this.listener,
+      state: state === 'piping' ? 'pinned' : state === 'closed' ? 'closed' : 'login',
+      statement: null,
+      backend: this.backendName ?? null,
+      pinnedReason: state === 'piping' ? 'connection mode' : null,
+      epoch: this.epoch,
+      startedAt: this.startedAt,
+      bytesIn: this.client.bytesRead,
+      bytesOut: this.client.bytesWritten,
+    };
+  }
+
+  /** An operator closed the session: `-ERR <reason>` (after whatever the backend sent so far), then the close. */
+  terminate(reason: string): void {
+    if (this.machine.is('closed')) return;
+    this.client.end(errorReply(RedisEdgeErrors.adminKilled(reason)));
+    this.close('killed by an administrator');
   }
 
   /** The backend the session is piped to, once chosen. */

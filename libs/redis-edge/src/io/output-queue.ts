@@ -8,6 +8,8 @@ const EMPTY = Buffer.alloc(0);
 const COPY_LIMIT = 64 * 1024;
 
 export class OutputQueue {
+  /** Bytes handed to the socket since the queue was made (a session's bytes out). */
+  written = 0;
   private bufs: Buffer[] = [];
   private starts: number[] = [];
   private ends: number[] = [];
@@ -41,6 +43,7 @@ export class OutputQueue {
   writeTo(socket: Socket, fd = -1): boolean {
     const n = this.count;
     if (n === 0) return true;
+    this.written += this.bytes;
     let ok: boolean;
     if (n === 1) {
       ok = writeDirect(socket, fd, this.bufs[0], this.starts[0], this.ends[0]);

@@ -90,6 +90,20 @@ export function poolJson(p: PoolSnapshot): Record<string, unknown> {
   return { backend: p.backend, in_use: p.inUse, idle: p.idle, waiters: p.waiters, checkouts: p.checkouts, timeouts: p.timeouts, resets: p.resets, wait_ms: { p50: p.waitMs.p50, p95: p.waitMs.p95, p99: p.waitMs.p99 } };
 }
 
+/** The figures of a libs/pool stats snapshot GET /pools shows. */
+export function poolSnapshotOf(stats: {
+  readonly backend: string;
+  readonly inUse: number;
+  readonly idle: number;
+  readonly waiters: number;
+  readonly checkouts: number;
+  readonly acquireTimeouts: number;
+  readonly resets: number;
+  readonly waitMs: WaitQuantiles;
+}): PoolSnapshot {
+  return { backend: stats.backend, inUse: stats.inUse, idle: stats.idle, waiters: stats.waiters, checkouts: stats.checkouts, timeouts: stats.acquireTimeouts, resets: stats.resets, waitMs: stats.waitMs };
+}
+
 /** Pools of several processes for the same backend, summed; quantiles are the worst process's (a bound, not a merge). */
 export function mergePools(pools: readonly PoolSnapshot[]): PoolSnapshot[] {
   const byBackend = new Map<string, PoolSnapshot>();
