@@ -135,6 +135,77 @@ describe('dbproxy drain / undrain', () => {
   });
 });
 
+interface SessionJson {
+  id: string;
+  edge: string;
+  user: string;
+  state: string;
+  backend: string | null;
+  statement: string | null;
+}
+
+describe('dbproxy sessions / pools / kill / pause / resume', () => {
+  it('lists a running session with its statement and backend, filters, lists pools, and kills it with a reason', async () => {
+    const victim = await estate.connect(estate.rwPort);
+    const errors: Error[] = [];
+    victim.on('error', (e) => errors.push(e));
+    const running = victim.query('SELECT SLEEP(20)').catch((e: Error) => e);
+    try {
+      const found = await waitFor(async () => {
+        const res = await runCli(['sessions', '--json', '--user', 'app', ...estate.api]);
+        const list = (JSON.parse(res.stdout) as { sessions: SessionJson[] }).sessions;
+        return list.find((x) => x.statement?.includes('SLEEP') === true) ?? null;
+      }, { timeoutMs: 10_000, description: 'the sleeping session in GET /v1/sessions' });
+      expect(found).toMatchObject({ user: 'app', backend: expect.stringMatching(/^(primary|r1|r2)$/) });
+      const backend = found.backend as string; // a read: the edge sends it to a replica or the primary
+
+      const table = await runCli(['sessions', '--backend', backend, ...estate.api]);
+      expect(table.code).toBe(0);
+      const lines = table.stdout.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^ID +EDGE +PROTOCOL +CLIENT +USER +DATABASE +STATE +BACKEND +PINNED +EPOCH +AGE +IN +OUT +STATEMENT$/);
+      const row = lines.find((l) => l.startsWith(`${found.id} `)) as string;
+      expect(row).toMatch(new RegExp(`^${found.id} +${found.edge} +mysql +127\\.0\\.0\\.1:\\d+ +app +app +\\S.* +${backend} +.* +SELECT SLEEP`));
+      // filters reach the API: nobody is called "nobody"
+      expect((await runCli(['sessions', '--user', 'nobody', ...estate.api])).stdout.trimEnd().split('\n')).toHaveLength(1);
+
+      const pools = await runCli(['pools', '--backend', backend, ...estate.api]);
+      const poolLines = pools.stdout.trimEnd().split('\n');
+      expect(poolLines[0]).toMatch(/^EDGE +PROTOCOL +BACKEND +IN_USE +IDLE +WAITERS +CHECKOUTS +TIMEOUTS +RESETS +WAIT_P50 +WAIT_P95 +WAIT_P99$/);
+      expect(poolLines.length).toBeGreaterThan(1);
+      expect(poolLines.slice(1).every((l) => l.split(/ +/)[2] === backend)).toBe(true);
+      expect(poolLines.slice(1).some((l) => Number(l.split(/ +/)[3]) >= 1)).toBe(true); // the sleeping statement's connection is in use
+
+      const killed = await runCli(['kill', found.id, '--reason', 'runaway query', ...estate.api]);
+      expect(killed).toEqual({ code: 0, stdout: `session ${found.id} on edge ${found.edge}: killed\n`, stderr: '' });
+      const outcome = await running;
+      expect(String((outcome as Error).message ?? errors[0]?.message)).toMatch(/runaway query|killed|closed/i);
+      expect(await runCli(['kill', found.id, ...estate.api])).toMatchObject({ code: 1, stderr: expect.stringContaining(`no live edge has session ${found.id}`) });
+    } finally {
+      victim.destroy();
+    }
+  });
+
+  it('pauses an edge (new statements wait, status says paused) and resumes it (they run)', async () => {
+    const edge = (await statusJson()).edges[0]!.instance_id;
+    const client = await estate.connect(estate.rwPort);
+    try {
+      expect(await runCli(['pause', edge, ...estate.api])).toEqual({ code: 0, stdout: `edge ${edge}: paused\n`, stderr: '' });
+      const status = await runCli(['status', ...estate.api]);
+      expect(status.stdout.split('\n').find((l) => l.startsWith(`${edge} `))).toMatch(/ yes +0\.1\.0$/);
+      let done = false;
+      const held = client.query('SELECT 1 AS one').then(() => (done = true));
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(done).toBe(false);
+      expect(await runCli(['resume', edge, ...estate.api])).toEqual({ code: 0, stdout: `edge ${edge}: resumed\n`, stderr: '' });
+      await held;
+      expect(done).toBe(true);
+      expect(await runCli(['pause', 'no-such-edge', ...estate.api])).toMatchObject({ code: 1, stderr: expect.stringContaining('no live edge instance is called no-such-edge') });
+    } finally {
+      await client.end();
+    }
+  });
+});
+
 describe('dbproxy top (in a real terminal: tmux)', () => {
   const socket = ['-L', `dbproxy-top-test-${process.pid}`];
   const tmux = (...args: string[]) => spawnSync('tmux', [...socket, ...args], { encoding: 'utf8' });
@@ -166,6 +237,13 @@ describe('dbproxy top (in a real terminal: tmux)', () => {
       expect(lines.find((l) => l.startsWith('EDGE '))).toMatch(/^EDGE +PROTOCOL +EPOCH +SESSIONS +STMT\/S +PAUSED$/);
       expect(lines.find((l) => l.startsWith('BACKEND '))).toMatch(/^BACKEND +PROTOCOL +ROLE +STATUS +HEALTH +LAG +LATENCY +IN_USE +IDLE +WAITERS$/);
       for (const name of ['primary', 'r1', 'r2']) expect(lines.find((l) => l.startsWith(`${name} `))).toMatch(new RegExp(`^${name} +mysql +(primary|replica) +online +up `));
+      // the load's three sessions, with their user and statement
+      const sessionsShown = await waitFor(() => {
+        const text = screen();
+        const count = Number(/^sessions: (\d+)/m.exec(text)?.[1] ?? 0);
+        return count >= 3 && text.split('\n').filter((l) => new RegExp(`^\\S+ +${edge} +app +127\\.0\\.0\\.1:\\d+ .*SELECT SLEEP`).test(l)).length >= 3 ? text : null;
+      }, { timeoutMs: 10_000, description: `top listing the load's sessions:\n${screen()}` });
+      expect(sessionsShown.split('\n').find((l) => l.startsWith('SESSION '))).toMatch(/^SESSION +EDGE +USER +CLIENT +STATE +BACKEND +AGE +STATEMENT$/);
       // it refreshes: the clock moves
       const clock = (text: string) => /(\d\d:\d\d:\d\d) UTC/.exec(text)?.[1];
       await waitFor(() => clock(screen()) !== clock(shown) || null, { timeoutMs: 3_000, description: 'a second frame' });

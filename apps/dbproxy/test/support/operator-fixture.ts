@@ -1,7 +1,7 @@
 // The operator CLI's test estate: a real nats-server, MariaDB with two replicas, config-api and
 // topology in one ./bin/dbproxy process, mysql-edge in another, and the CLI run as users run it.
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
 import { freePort, startMariaDb, startNats, tmpDir, type NatsServer, type TempDir } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
@@ -20,7 +20,7 @@ export interface CliResult {
 /** Runs ./bin/dbproxy with `args` (asynchronously: the test's own clients keep running). */
 export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err ? ((err as { code?: unknown }).code as number) : 0;
       resolve({ code: typeof code === 'number' ? code : -1, stdout, stderr });
     });
