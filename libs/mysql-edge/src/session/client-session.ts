@@ -258,10 +258,10 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   private releaseHeld(err: unknown): void {
+    const seq = this.heldReplySeq();
     this.held = false;
     if (this.state === 'closed') return;
     if (err !== null) {
-      const seq = this.heldReplySeq();
       this.queue?.shift();
       this.fail(MysqlEdgeErrors.pauseTimeout(err instanceof PauseHoldTimeout ? err.seconds : 0), seq);
     }

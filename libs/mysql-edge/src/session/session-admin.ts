@@ -7,14 +7,15 @@ import type { PinCause } from './route-planner';
 
 const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
 
-function stateOf(s: ClientSession, pin: PinCause | null): string {
+function stateOf(s: ClientSession, pin: PinCause | null, backend: string | null): string {
   if (s.held) return 'held';
   switch (s.state) {
     case 'login':
     case 'reauth':
       return 'login';
     case 'routing':
-      return 'waiting';
+      // a command that waited for a pooled connection stays in 'routing' once it got one
+      return backend === null ? 'waiting' : 'running';
     case 'exchanging':
       return 'running';
     case 'closed':
@@ -28,15 +29,16 @@ function stateOf(s: ClientSession, pin: PinCause | null): string {
 export function describeSession(s: ClientSession): SessionSnapshot {
   const ex = s.runningExchange();
   const pin = ex?.pin ?? null;
+  const backend = ex?.backendName ?? null;
   return {
     id: s.adminId,
     clientAddress: s.clientAddress,
     user: s.user,
     database: s.schema ?? '',
     listener: s.listener,
-    state: stateOf(s, pin),
+    state: stateOf(s, pin, backend),
     statement: s.statement,
-    backend: ex?.backendName ?? null,
+    backend,
     pinnedReason: pin,
     epoch: s.epoch.epoch,
     startedAt: s.startedAt,
