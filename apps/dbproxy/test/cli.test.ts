@@ -110,3 +110,32 @@ describe('dbproxy start (all in one, embedded bus)', () => {
     }
   });
 });
+
+describe('dbproxy usage, version and closed pipes', () => {
+  it('prints the usage to stderr and exits 2 when run bare; --help prints it to stdout', () => {
+    const bare = dbproxy([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toMatch(/^usage:\n {2}dbproxy start/);
+    expect(bare.stderr).toContain('dbproxy drain BACKEND');
+    const help = dbproxy(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe(`${bare.stderr}`);
+  });
+
+  it('prints the version', () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(dbproxy(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('ends quietly, exit 0, when stdout is a pipe closed early (| head -1, | true)', () => {
+    const shell = (line: string) => spawnSync('bash', ['-c', `set -o pipefail; ${line}`], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: `${process.execPath.replace(/\/node$/, '')}:/usr/bin:/bin` } });
+    const head = shell('./bin/dbproxy validate --config config/dbproxy.example.toml | head -1');
+    expect({ code: head.status, stdout: head.stdout, stderr: head.stderr }).toEqual({ code: 0, stdout: 'config/dbproxy.example.toml: valid\n', stderr: '' });
+    // `true` exits before dbproxy writes: every write meets EPIPE
+    for (let i = 0; i < 3; i++) {
+      const gone = shell('./bin/dbproxy validate --config config/dbproxy.example.toml | true');
+      expect({ code: gone.status, stderr: gone.stderr }).toEqual({ code: 0, stderr: '' });
+    }
+  });
+});

@@ -8,6 +8,8 @@ import { requireRole } from './auth';
 import { ConfigStore } from './config-store';
 import { EdgeRegistry } from './edge-registry';
 import { registerOpenApi } from './openapi';
+import { BackendHealthBoard } from './backend-health';
+import { registerBackendRoutes } from './routes/backend-routes';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
 import { registerSessionRoutes } from './routes/session-routes';
@@ -17,7 +19,12 @@ export interface ConfigApi {
   readonly address: string;
 }
 
-async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegistry, actions: ActionLog): Promise<FastifyInstance> {
+interface ApiParts {
+  readonly health: BackendHealthBoard;
+  readonly actions: ActionLog;
+}
+
+async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegistry, parts: ApiParts): Promise<FastifyInstance> {
   const api = () => ctx.config.current().config.config_api;
   const app = Fastify({ logger: false, bodyLimit: api().max_body_bytes });
   app.addContentTypeParser(['application/toml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -31,7 +38,8 @@ async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegi
   const guards = { read: requireRole('read', api), write: requireRole('write', api) };
   registerConfigRoutes(app, store, guards);
   registerEdgeRoutes(app, edges, guards);
-  registerSessionRoutes(app, { bus: ctx.bus, edges, actions, guards, edgeTimeoutMs: () => api().edge_request_timeout_seconds * 1000 });
+  registerSessionRoutes(app, { bus: ctx.bus, edges, actions: parts.actions, guards, edgeTimeoutMs: () => api().edge_request_timeout_seconds * 1000 });
+  registerBackendRoutes(app, { store, ...parts, fallbackConfig: () => ctx.config.current().config }, guards);
   return app;
 }
 
@@ -42,9 +50,11 @@ export const configApiService: ServiceDefinition = {
     const settings = () => ctx.config.current().config.config_api;
     const store = await ConfigStore.open(ctx.bus, ctx.env, () => settings().history_limit);
     const edges = new EdgeRegistry(() => settings().edge_heartbeat_ttl_seconds * 1000);
-    const subscriptions = [edges.start(ctx.bus), store.followIntoHistory((err) => ctx.logger.warn({ err: errorMessage(err) }, 'history record failed'))];
+    // A health report older than three check rounds no longer says anything: health `unknown`.
+    const health = new BackendHealthBoard(() => 3 * (ctx.config.current().config.health.interval_seconds + ctx.config.current().config.health.timeout_seconds) * 1000);
+    const subscriptions = [edges.start(ctx.bus), health.start(ctx.bus), store.followIntoHistory((err) => ctx.logger.warn({ err: errorMessage(err) }, 'history record failed'))];
     const actions = new ActionLog(() => settings().action_log_limit, ctx.logger);
-    const app = await buildApi(ctx, store, edges, actions);
+    const app = await buildApi(ctx, store, edges, { health, actions });
     const listen = splitListen(ctx.local.config_api.listen);
     const address = await app.listen({ host: listen.host, port: listen.port });
     ctx.logger.info({ address }, 'config-api listening');

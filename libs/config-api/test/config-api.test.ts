@@ -198,7 +198,7 @@ describe('config-api on NATS', () => {
     });
   });
 
-  it('lists live edges from heartbeats', async () => {
+  it('lists live edges from heartbeats, keys in snake_case', async () => {
     publishMessage(watcher, Subjects.edgeHeartbeat, {}, {
       instanceId: 'edge-test-1',
       protocol: 'mysql',
@@ -211,10 +211,22 @@ describe('config-api on NATS', () => {
     });
     const edges = await waitFor(async () => {
       const res = await call('GET', '/v1/edges', { token: VIEWER });
-      const list = res.json['edges'] as { instanceId: string }[];
+      const list = res.json['edges'] as { instance_id: string }[];
       return list.length > 0 ? list : false;
     });
-    expect(edges).toEqual([expect.objectContaining({ instanceId: 'edge-test-1', protocol: 'mysql', sessions: 12, epoch: 3 })]);
+    expect(edges).toEqual([
+      {
+        instance_id: 'edge-test-1',
+        protocol: 'mysql',
+        epoch: 3,
+        sessions: 12,
+        version: '0.1.0',
+        admin_address: '127.0.0.1:9101',
+        started_at: expect.any(String),
+        sent_at: expect.any(String),
+        last_seen: expect.any(String),
+      },
+    ]);
   });
 
   it('publishes an OpenAPI document that redocly lints clean, and a Swagger UI, without a token', async () => {
@@ -225,7 +237,7 @@ describe('config-api on NATS', () => {
     expect(doc.info.license?.name).toBeTruthy();
     expect(doc.servers?.[0]?.url).toBe(api);
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/v1/config', '/v1/config/validate', '/v1/config/epochs', '/v1/config/rollback/{epoch}', '/v1/edges']),
+      expect.arrayContaining(['/v1/config', '/v1/config/validate', '/v1/config/epochs', '/v1/config/rollback/{epoch}', '/v1/edges', '/v1/backends', '/v1/backends/{name}/drain', '/v1/backends/{name}/undrain']),
     );
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {

@@ -1,4 +1,7 @@
-// Command-line parsing for ./bin/dbproxy: `start [SERVICE...] --config FILE` and `validate --config FILE`.
+// Command-line parsing for ./bin/dbproxy: `start [SERVICE...] --config FILE`, `validate --config FILE`,
+// `xa ...`, `--version` and the operator commands over config-api (operator-args.ts).
+import { processEnvironment } from '@dbproxy/config';
+import { isOperatorVerb, OPERATOR_USAGE, parseOperatorArgs, type OperatorCommand } from './operator-args';
 
 export type Command =
   | { kind: 'start'; services: string[]; configPath: string }
@@ -7,7 +10,12 @@ export type Command =
   | { kind: 'xa'; action: 'list' | 'commit' | 'rollback'; xid?: string; configPath: string; admin?: string }
   /** Internal: a worker process of an edge, forked by its primary. */
   | { kind: 'worker'; service: string; configPath: string }
+  /** status, sessions, pools, top, drain, undrain, pause, resume, kill. */
+  | OperatorCommand
+  | { kind: 'version' }
+  /** `usage`: a bare `dbproxy`, which prints the usage to stderr and exits 2. */
   | { kind: 'help' }
+  | { kind: 'usage' }
   | { kind: 'error'; message: string };
 
 export const USAGE = `usage:
@@ -15,11 +23,15 @@ export const USAGE = `usage:
   dbproxy validate --config FILE             check a configuration; exit 0, or 2 listing every problem
   dbproxy xa list --config FILE [--admin HOST:PORT]         in-doubt XA branches on every MySQL primary
   dbproxy xa commit|rollback XID --config FILE [--admin HOST:PORT]   settle one by hand
-services: config-api, topology, mysql-edge, pg-edge, redis-edge, bgd-monitor, xa-coordinator`;
+services: config-api, topology, mysql-edge, pg-edge, redis-edge, bgd-monitor, xa-coordinator
+${OPERATOR_USAGE}`;
 
 export function parseArgs(argv: readonly string[]): Command {
   const [verb, ...rest] = argv;
-  if (verb === undefined || verb === 'help' || verb === '--help' || verb === '-h') return { kind: 'help' };
+  if (verb === undefined) return { kind: 'usage' };
+  if (verb === 'help' || verb === '--help' || verb === '-h') return { kind: 'help' };
+  if (verb === '--version' || verb === '-V' || verb === 'version') return { kind: 'version' };
+  if (isOperatorVerb(verb)) return parseOperatorArgs(verb, rest, processEnvironment());
   let configPath: string | undefined;
   let admin: string | undefined;
   const positional: string[] = [];

@@ -62,21 +62,6 @@ const epochMeta = {
   hash: { type: 'string' },
   rollback_of: { type: 'integer', description: 'Set when this epoch restored an earlier one' },
 } as const;
-const edge = {
-  type: 'object',
-  properties: {
-    instance_id: { type: 'string' },
-    protocol: { type: 'string', enum: ['mysql', 'postgres', 'redis'] },
-    epoch: { type: 'integer' },
-    sessions: { type: 'integer' },
-    version: { type: 'string' },
-    admin_address: { type: 'string' },
-    started_at: { type: 'string', format: 'date-time' },
-    sent_at: { type: 'string', format: 'date-time' },
-    last_seen: { type: 'string', format: 'date-time' },
-  },
-  additionalProperties: true,
-} as const;
 
 export const schemas = {
   getConfig: {
@@ -156,15 +141,5 @@ export const schemas = {
     params: epochParam,
     headers: ifMatch,
     response: { 200: writeResult, ...writeErrors, 404: error('The epoch is not in the history') },
-  },
-  listEdges: {
-    operationId: 'listEdges',
-    summary: 'Live edge instances from their heartbeats',
-    tags: ['edges'],
-    security,
-    response: {
-      200: { description: 'Every edge instance heard from within config_api.edge_heartbeat_ttl_seconds', type: 'object', properties: { edges: { type: 'array', items: edge } }, required: ['edges'] },
-      ...unauthorized,
-    },
   },
 } as const;
