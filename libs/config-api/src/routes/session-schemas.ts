@@ -115,7 +115,7 @@ export const sessionSchemas = {
     tags: ['edges'],
     security,
     params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 256 } }, required: ['id'] },
-    body: { type: ['object', 'null'], properties: { timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 86400 } }, additionalProperties: false },
+    body: { type: ['object', 'null'], properties: { timeout_seconds: { type: 'number', minimum: 0.001, maximum: 86400 } }, additionalProperties: false },
     response: {
       200: { type: 'object', properties: { edge: { type: 'string' }, paused: { type: 'boolean' } }, required: ['edge', 'paused'] },
       404: { description: 'No live edge instance has this id', ...error },
