@@ -93,7 +93,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const instanceId = fileConfig.proxy.instance_name ?? `${hostname()}-${process.pid}`;
   const logger = createLogger({ level: fileConfig.telemetry.log_level, service: serviceLabel, instance: instanceId, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
   const metrics = new MetricsRegistry({ service: serviceLabel });
-  const unobserve = observeLibraryChannels(logger, metrics);
+  // read per line: a later epoch's limit applies (config is assigned below, before any service starts)
+  let rateLimit = () => fileConfig.telemetry.log_rate_limit_per_second;
+  const unobserve = observeLibraryChannels(logger, metrics, { logRateLimitPerSecond: () => rateLimit() });
   const tracing: Tracing = startTracing({
     serviceName: serviceLabel,
     serviceNamespace: fileConfig.telemetry.service_namespace,
@@ -104,6 +106,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   });
   const readiness = new Readiness();
   const config = new ConfigFollower(createSnapshot(0, fileConfig, loaded.document ?? {}), env, logger, readiness, metrics);
+  rateLimit = () => config.current().config.telemetry.log_rate_limit_per_second;
 
   const bus = createBus({ name: `${serviceLabel}-${instanceId}`, ...(fileConfig.bus.nats_url ? { natsUrl: fileConfig.bus.nats_url } : {}), connectTimeoutMs: fileConfig.bus.connect_timeout_seconds * 1000 });
   const trackBus = (status: string) => readiness.set('bus', status === 'connected' ? 'ready' : 'degraded', status === 'connected' ? undefined : `bus ${status}; serving the last good configuration and topology`);

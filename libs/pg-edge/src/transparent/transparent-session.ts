@@ -5,13 +5,14 @@ import type { Socket } from 'node:net';
 import { SpanKind, SpanStatusCode, type Span, type SpanOptions } from '@opentelemetry/api';
 import {
   BackendCode,
+  decodeBackendMessage,
   encodeBackendMessages,
   encodeFrontendMessages,
   PgFramer,
   type Frame,
   type StartupMessage,
 } from '@dbproxy/protocol-pg';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import type { BackendTarget } from '../backend-directory';
 import { connectTcp, openBackendSocket, sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
@@ -40,6 +41,12 @@ export class TransparentSession {
   private backend: Socket | undefined;
   private backendOf: string | undefined;
   private span: Span | undefined;
+  /** The startup's user (null under TLS passthrough, which hides it) and the client, for the operators' session lines. */
+  private user: string | null = null;
+  private readonly clientAddress: string;
+  /** When the backend said ReadyForQuery (0 before): session lines are written from then on. */
+  private openedAt = 0;
+  private tls = false;
 
   constructor(
     /** The client's socket; replaced by the adopted one once its reads bypass the stream layer. */
@@ -47,7 +54,9 @@ export class TransparentSession {
     private readonly listener: ListenerRole,
     private readonly edge: EdgeContext,
     private readonly epoch: EdgeEpoch,
-  ) {}
+  ) {
+    this.clientAddress = peerAddress(client);
+  }
 
   async run(): Promise<void> {
     this.edge.metrics.sessions.inc({ mode: 'transparent', listener: this.listener });
@@ -66,8 +75,9 @@ export class TransparentSession {
     return this.backendOf;
   }
 
-  /** Ends the session now (shutdown). */
-  destroy(): void {
+  /** Ends the session now (shutdown, or `reason`). */
+  destroy(reason = 'shutdown'): void {
+    this.close(reason);
     this.client.destroy();
     this.backend?.destroy();
   }
@@ -111,16 +121,19 @@ export class TransparentSession {
     backend.once('close', releasePassthrough);
     client.write(answer);
     this.machine.transition('connecting', 'streaming', 'TLS passed through');
+    this.opened(true);
     this.wire(client, backend);
   }
 
   private async startSession(client: Socket, startup: StartupMessage, tls: boolean, remainder: Buffer): Promise<void> {
     if (this.edge.tls.mode === 'required' && !tls) throw PgEdgeErrors.tlsRequired();
+    this.tls = tls;
     this.machine.transition('startup', 'connecting', 'startup received');
     await this.connectAndForward(client, startup, remainder);
   }
 
   private async connectAndForward(client: Socket, startup: StartupMessage, remainder: Buffer): Promise<void> {
+    this.user = startup.parameters.get('user') ?? '';
     const resolution = this.epoch.shardKey.resolve(startup);
     if (!resolution.ok) {
       this.edge.metrics.startupRejections.inc({ reason: 'shard' });
@@ -223,6 +236,7 @@ export class TransparentSession {
         client.write(encodeBackendMessages({ type: 'BackendKeyData', ...this.proxyKey }));
         return;
       }
+      if (frame.code === BackendCode.ErrorResponse) this.loginRefused(frame);
       client.write(frame.bytes);
       if (frame.code === BackendCode.ReadyForQuery) {
         ready = true;
@@ -242,6 +256,7 @@ export class TransparentSession {
         const rest = framer.takeRemainder();
         if (rest.length > 0) client.write(rest);
         this.machine.transition('authenticating', 'streaming', 'ReadyForQuery');
+        this.opened(this.tls);
         if (reader) reader.rawSink = relayTo(client, backend);
         else pump(backend, client);
       }
@@ -267,9 +282,29 @@ export class TransparentSession {
     this.close('failed');
   }
 
+  /** The backend refused the startup (a wrong password, an unknown database): the operators' failed-login line. */
+  private loginRefused(frame: Frame): void {
+    let reason = 'refused by the backend';
+    try {
+      const message = decodeBackendMessage(frame);
+      if (message.type === 'ErrorResponse') reason = `${message.code}: ${message.message}`;
+    } catch {
+      // a malformed ErrorResponse still refused the login
+    }
+    publishOperationalEvent({ event: 'login_failed', protocol: 'postgres', client: this.clientAddress, user: this.user ?? '', listener: this.listener, reason });
+  }
+
+  private opened(tls: boolean): void {
+    this.openedAt = Date.now();
+    publishOperationalEvent({ event: 'session_opened', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, tls });
+  }
+
   private close(reason: string): void {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
+    if (this.openedAt !== 0) {
+      publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(reason), detail: reason });
+    }
     if (this.proxyKey) this.edge.cancelKeys.revoke(this.proxyKey);
     this.releaseLoad?.();
     this.span?.end();

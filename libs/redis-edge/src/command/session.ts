@@ -3,7 +3,7 @@
 // buffer limit and the client's own reading speed.
 import type { Socket } from 'node:net';
 import { CommandScanner, InlineReframer, InputBuffer, type Redirect, type CommandBatch } from '@dbproxy/resp';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { DEFAULT_STATE, type ConnectionState } from '../io/endpoint';
@@ -66,6 +66,8 @@ export class CommandSession implements ReplySink, Flushable {
   private pumping = false;
   /** The client half-closed: end once every command it sent is answered. */
   private inputEnded = false;
+  private readonly openedAt = Date.now();
+  private readonly clientAddress: string;
 
   /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
   readonly socket: Socket;
@@ -93,6 +95,8 @@ export class CommandSession implements ReplySink, Flushable {
     socket.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
     socket.once('close', () => this.close('client closed'));
     edge.metrics.sessions.inc({ mode: 'command', listener });
+    this.clientAddress = peerAddress(accepted);
+    publishOperationalEvent({ event: 'session_opened', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener });
   }
 
   get id(): number {
@@ -358,6 +362,9 @@ export class CommandSession implements ReplySink, Flushable {
     if (this.closed) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.edge.metrics.sessions.dec({ mode: 'command', listener: this.listener });
+    const user = this.state.auth ? (this.state.auth.username?.toString() ?? 'default') : null;
+    const detail = this.quitting && reason === 'client closed' ? 'client quit (QUIT)' : reason;
+    publishOperationalEvent({ event: 'session_closed', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(detail), detail });
     this.socket.destroy();
     const err = RedisEdgeErrors.backendLost('client', reason);
     if (this.own) for (const link of this.own.values()) link.close(err, `session closed: ${reason}`);

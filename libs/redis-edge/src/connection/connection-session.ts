@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import type { Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import { onreadBytes, readSocketRanges, StateMachine } from '@dbproxy/runtime';
 import type { ConnectionEdge } from './connection-edge';
@@ -33,6 +33,10 @@ export class ConnectionSession {
   private backendName: string | undefined;
   private clientEnded = false;
   private span: Span | undefined;
+  /** The client's last small write was a QUIT: the backend's close that follows is the client's doing. */
+  private quitSent = false;
+  private readonly openedAt = Date.now();
+  private readonly clientAddress: string;
 
   /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
   private readonly client: Socket;
@@ -57,10 +61,14 @@ export class ConnectionSession {
     client.setTimeout(settings.idleTimeoutMs);
     client.once('timeout', () => this.machine.is('awaiting-shard') && this.close('no command within proxy.client_read_timeout_seconds'));
     edge.metrics.sessions.inc({ mode: 'connection', listener });
+    this.clientAddress = peerAddress(accepted);
+    publishOperationalEvent({ event: 'session_opened', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener });
   }
 
   private clientBytes(chunk: Buffer): void {
     if (this.machine.is('piping')) {
+      // only a chunk as short as a lone QUIT is looked at (`*1\r\n$4\r\nQUIT\r\n` is 14 bytes)
+      this.quitSent = chunk.length <= 16 && /quit/i.test(chunk.toString('latin1'));
       if (!(this.backend as Socket).write(chunk)) this.client.pause();
     } else if (this.machine.is('awaiting-shard')) {
       this.input.append(chunk, this.scanner.needBytes);
@@ -119,7 +127,7 @@ export class ConnectionSession {
     backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target.address, 'timed out'));
     backend.once('connect', () => this.piped(backend));
     backend.on('error', (err) => (this.machine.is('connecting') ? this.failConnect(target.address, errorMessage(err)) : this.close(`backend error: ${errorMessage(err)}`)));
-    backend.once('close', () => this.close('backend closed'));
+    backend.once('close', () => this.close(this.quitSent ? 'client quit (QUIT)' : 'backend closed'));
   }
 
   private hold(chunk: Buffer): void {
@@ -163,6 +171,7 @@ export class ConnectionSession {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.edge.metrics.sessions.dec({ mode: 'connection', listener: this.listener });
+    publishOperationalEvent({ event: 'session_closed', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(reason), detail: reason });
     if (this.backendName !== undefined) this.edge.closed(this.backendName);
     this.span?.end();
     this.backend?.destroy();

@@ -161,7 +161,9 @@ export class WorkerGroup {
       if (this.stopping) return;
       this.logger.error({ service: this.service, worker: index, code, signal }, 'worker exited; starting a new one');
       const replacement = setTimeout(() => {
-        if (!this.stopping) this.slots[index] = this.spawn(index);
+        if (this.stopping) return;
+        const next = (this.slots[index] = this.spawn(index));
+        void next.ready.then(() => this.logger.info({ service: this.service, worker: index, pid: next.child.pid, previous: { code, signal } }, 'worker restarted'));
       }, 1_000);
       replacement.unref();
     });
