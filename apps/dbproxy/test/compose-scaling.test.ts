@@ -13,7 +13,7 @@ const compose = readCompose();
 const services = compose.services;
 const config = validConfig(read('deploy/compose/dbproxy.toml'), {
   DBPROXY_APP_PASSWORD: 'x',
-  DBPROXY_ADMIN_TOKEN: 'dev-admin-token-change-me',
+  DBPROXY_ADMIN_TOKEN: 'compose-test-admin-token',
   MARIADB_ROOT_PASSWORD: 'x',
   POSTGRES_PASSWORD: 'x',
 });
@@ -58,7 +58,7 @@ function balancerFor(edge: string): [string, ComposeService, string] | undefined
 describe('docker-compose.yml scales the edges', () => {
   it('is a valid compose file (docker-compose config)', () => {
     expect(onPath('docker-compose')).toBe(true); // .ci/run installs it (Debian: docker-compose)
-    const result = spawnSync('docker-compose', ['-f', join(ROOT, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8', cwd: ROOT });
+    const result = spawnSync('docker-compose', ['-f', join(ROOT, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, DBPROXY_ADMIN_TOKEN: 'compose-test-admin-token' } });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
   });

@@ -3,3 +3,4 @@ export { configApiService } from './service';
 export { parseIfMatch } from './routes/config-routes';
 export { authenticate, type Caller } from './auth';
 export { ConfigHistoryRecord, HistoryEntry } from './history';
+export { checkListenExposure, isLoopback, PUBLISHED_EXAMPLE_TOKENS, ConfigApiListenErrors } from './listen-guard';

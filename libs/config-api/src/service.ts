@@ -7,6 +7,7 @@ import { errorMessage } from '@dbproxy/util';
 import { requireRole } from './auth';
 import { ConfigStore } from './config-store';
 import { EdgeRegistry } from './edge-registry';
+import { checkListenExposure } from './listen-guard';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
 
@@ -43,6 +44,8 @@ export const configApiService: ServiceDefinition = {
   adminKey: 'config_api',
   async start(ctx: ServiceContext): Promise<RunningService> {
     const settings = () => ctx.config.current().config.config_api;
+    // before anything opens: the listener is the file's, the tokens the epoch's in force
+    checkListenExposure({ ...settings(), listen: ctx.local.config_api.listen });
     const store = await ConfigStore.open(ctx.bus, ctx.env, () => settings().history_limit);
     const edges = new EdgeRegistry(() => settings().edge_heartbeat_ttl_seconds * 1000);
     const subscriptions = [edges.start(ctx.bus), store.followIntoHistory((err) => ctx.logger.warn({ err: errorMessage(err) }, 'history record failed'))];

@@ -10,11 +10,13 @@ import { errorMessage } from '@dbproxy/util';
 import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
 import { ConfigFollower } from './config-follower';
+import { reloadConfigFile, type ReloadOutcome } from './config-reload';
 import { startHeartbeats } from './heartbeat';
 import { Readiness } from './readiness';
 import type { RunningService, ServiceDefinition } from './service';
 import { ServiceHost, type HostShared } from './service-host';
-import { CLOSE_GRACE_MS, closeBounded, drainAndClose, settleWithin, type DrainTarget, type ShutdownReport } from './shutdown';
+import { closeBounded, drainAndClose, type DrainTarget, type ShutdownReport } from './shutdown';
+import { abandonStart, StartupFailed } from './start-failure';
 import { WorkerEndpoint } from './workers/worker-endpoint';
 import { WORKER_LABEL_ENV, type WorkerGroup, type WorkerLauncher } from './workers/worker-group';
 
@@ -66,6 +68,8 @@ export interface Runtime {
   shutdown(reason: string): Promise<ShutdownReport>;
   /** `shutdown` for callers that only wait for it. */
   stop(reason: string): Promise<void>;
+  /** SIGHUP: re-reads the --config file as a new epoch (embedded bus), or logs that it is ignored (NATS, workers). */
+  reload(): Promise<ReloadOutcome>;
 }
 
 /** The configuration file failed validation: exit code 2 with every issue. */
@@ -134,31 +138,34 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     ...(opts.workerLauncher ? { launcher: opts.workerLauncher } : {}),
   };
   const hosts = opts.services.map((definition) => new ServiceHost(definition, shared));
+  let admin: FastifyInstance | undefined;
+  let adminAddress = '';
+  let starting = 'services';
   try {
-    for (const host of hosts) await host.start();
+    for (const host of hosts) {
+      starting = host.definition.name;
+      await host.start();
+    }
+    if (!endpoint) {
+      starting = 'admin HTTP';
+      const metricsText = () => aggregatedMetrics(metrics, hosts);
+      admin = buildAdminServer({ readiness, metricsText, requestTimeoutMs: fileConfig.proxy.admin.request_timeout_seconds * 1000, routes });
+      const listen = splitListen(adminListenFor(opts, fileConfig.proxy.admin));
+      adminAddress = (await admin.listen({ host: listen.host, port: listen.port })).replace(/^https?:\/\//, '');
+    }
   } catch (err) {
-    logger.error({ err: errorMessage(err) }, 'service failed to start');
-    await Promise.allSettled(hosts.map((h) => h.workers?.drain(Date.now())));
-    await settleWithin(
-      hosts.map((h) => h.running?.close()),
-      CLOSE_GRACE_MS,
-    );
-    await closeBounded('bus', () => bus.close(), logger);
-    throw err;
+    const failure = new StartupFailed(starting, err);
+    await abandonStart(failure, { hosts, admin, config, bus, tracing, logger, unobserve });
+    untrackBus();
+    throw failure;
   }
   const running = hosts.map((h) => h.running as RunningService);
 
-  let admin: FastifyInstance | undefined;
-  let adminAddress = '';
   let stopHeartbeats = () => undefined as void;
   if (endpoint) {
     endpoint.provide('metrics', () => metrics.registry.getMetricsAsJSON());
     endpoint.ready();
   } else {
-    const metricsText = () => aggregatedMetrics(metrics, hosts);
-    admin = buildAdminServer({ readiness, metricsText, requestTimeoutMs: fileConfig.proxy.admin.request_timeout_seconds * 1000, routes });
-    const listen = splitListen(adminListenFor(opts, fileConfig.proxy.admin));
-    adminAddress = (await admin.listen({ host: listen.host, port: listen.port })).replace(/^https?:\/\//, '');
     stopHeartbeats = startHeartbeats({ bus, config, instanceId, version: opts.version, adminAddress, intervalMs: fileConfig.bus.heartbeat_interval_seconds * 1000, services: running });
   }
   logger.info({ services: names, admin: adminAddress || undefined, worker: opts.worker === true, epoch: config.current().epoch, bus: bus.kind }, opts.worker ? 'worker started' : 'dbproxy started');
@@ -191,5 +198,6 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     return stopping;
   };
   const stop = async (reason: string): Promise<void> => void (await shutdown(reason));
-  return { instanceId, config, bus, readiness, logger, metrics, adminAddress, shutdown, stop };
+  const reload = () => reloadConfigFile({ configPath: opts.configPath, env, bus, config, logger, author: `sighup:${serviceLabel}@${instanceId}`, worker: opts.worker === true });
+  return { instanceId, config, bus, readiness, logger, metrics, adminAddress, shutdown, stop, reload };
 }
