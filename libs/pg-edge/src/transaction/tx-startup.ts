@@ -24,13 +24,14 @@ export async function startTransactionSession(
   shared: TxShared,
   track: (session: TransactionSession) => void,
 ): Promise<void> {
+  const clientAddress = peerAddress(client); // before the handle may move to another socket
   const outcome = await readStartup(client, { tls: edge.tls, passthroughTls: false, deadlineMs: LOGIN_DEADLINE_MS });
   if (outcome.kind === 'cancel') return handleCancel(edge, 'transaction', outcome.processId, outcome.secretKey, client);
   if (outcome.kind === 'failed') return void (outcome.error ? refuse(outcome.socket, toErrorResponse(outcome.error, 'FATAL')) : outcome.socket.destroy());
   if (outcome.kind !== 'startup') return void outcome.socket.destroy();
   let socket = outcome.socket;
   const loginFailed = (reason: string) =>
-    publishOperationalEvent({ event: 'login_failed', protocol: 'postgres', client: peerAddress(client), user: outcome.message.parameters.get('user') ?? '', listener, reason });
+    publishOperationalEvent({ event: 'login_failed', protocol: 'postgres', client: clientAddress, user: outcome.message.parameters.get('user') ?? '', listener, reason });
   const reject = (err: Error, reason: string) => {
     edge.metrics.startupRejections.inc({ reason });
     loginFailed(`${reason}: ${err.message}`);

@@ -83,6 +83,7 @@ export class CommandSession implements ReplySink, Flushable {
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
     // A client that half-closes after its last command still gets every reply, then the FIN;
     // a blocked or subscribed one has gone (as Redis sees it), so its blocks are cancelled.
+    this.clientAddress = peerAddress(accepted); // before the handle moves to the adopted socket
     const socket = readSocketRanges(accepted, (buf, start, end) => this.received(buf, start, end), true);
     this.socket = socket;
     this.fd = descriptorOf(socket);
@@ -95,7 +96,6 @@ export class CommandSession implements ReplySink, Flushable {
     socket.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
     socket.once('close', () => this.close('client closed'));
     edge.metrics.sessions.inc({ mode: 'command', listener });
-    this.clientAddress = peerAddress(accepted);
     publishOperationalEvent({ event: 'session_opened', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener });
   }
 

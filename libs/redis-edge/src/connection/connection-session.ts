@@ -49,6 +49,7 @@ export class ConnectionSession {
     const settings = edge.settings();
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
     // A half-close is passed on to the backend, whose replies still come back.
+    this.clientAddress = peerAddress(accepted); // before the handle moves to the adopted socket
     const client = readSocketRanges(accepted, (buf, start, end) => this.clientBytes(buf.subarray(start, end)), true);
     this.client = client;
     client.once('end', () => {
@@ -61,7 +62,6 @@ export class ConnectionSession {
     client.setTimeout(settings.idleTimeoutMs);
     client.once('timeout', () => this.machine.is('awaiting-shard') && this.close('no command within proxy.client_read_timeout_seconds'));
     edge.metrics.sessions.inc({ mode: 'connection', listener });
-    this.clientAddress = peerAddress(accepted);
     publishOperationalEvent({ event: 'session_opened', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener });
   }
 
