@@ -4,7 +4,8 @@
 import { createServer, connect, type Server } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import mysql from 'mysql2/promise';
-import { freePort, startRedis, tmpDir, waitFor, type RedisServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
+import { execFileSync } from 'node:child_process';
+import { freePort, startNats, startRedis, tmpDir, waitFor, type RedisServer, type ReplicatedServers, type TempDir } from '@dbproxy/testing';
 import { startDbproxy, writeConfig } from '@dbproxy/runtime/testing';
 import { ADMIN_TOKEN, APP_PASSWORD, logLines, opsPorts, opsToml, startOps, waitForLine, type OpsPorts } from './support/ops-process';
 
@@ -56,6 +57,31 @@ describe('SIGHUP with the embedded bus', () => {
       expect(await login(ports.mysql, changed)).toBe('ok');
     } finally {
       expect(await proc.stop()).toBe(0);
+    }
+  });
+});
+
+describe('SIGHUP with NATS', () => {
+  it('is logged and ignored by the primary and its worker processes, which keep serving', async () => {
+    const nats = await startNats();
+    const ports = await opsPorts();
+    const toml = opsToml({ ports, redisAddress: `127.0.0.1:${redis.primary.port}` })
+      .replace('[bus]\n', `[bus]\nnats_url = "${nats.url}"\n`)
+      .replace('[redis]\nenabled = true\n', '[redis]\nenabled = true\nworkers = 2\n');
+    const { proc } = await startOps(dir.path, toml, ports.admin, ['redis-edge', 'topology', 'config-api']);
+    try {
+      const workers = execFileSync('pgrep', ['-P', String(proc.child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+      expect(workers.length).toBe(2);
+      for (const pid of [proc.child.pid as number, ...workers]) process.kill(pid, 'SIGHUP');
+      await waitFor(() => logLines(proc).filter((l) => String(l.msg).startsWith('SIGHUP ignored')).length === 3, { timeoutMs: 10_000, intervalMs: 50, description: 'three SIGHUP ignored lines' });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (const pid of workers) expect(() => process.kill(pid, 0)).not.toThrow();
+      expect(proc.child.exitCode).toBeNull();
+      expect(logLines(proc).some((l) => l.msg === 'worker exited; starting a new one')).toBe(false);
+      expect(await listening(ports.redis)).toBe(true);
+    } finally {
+      await proc.stop();
+      await nats.destroy();
     }
   });
 });
