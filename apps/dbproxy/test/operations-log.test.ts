@@ -43,7 +43,7 @@ describe('info-level operational log of a real dbproxy process', () => {
 
   it('writes one line when a mysql2 session opens and one when it closes, none per statement', async () => {
     const conn = await mysql.createConnection({ host: '127.0.0.1', port: ports.mysql, user: 'app', password: APP_PASSWORD });
-    const client = `127.0.0.1:${(conn.connection as unknown as { stream: { localPort: number } }).stream.localPort}`;
+    const client = `127.0.0.1:${(conn as unknown as { connection: { stream: { localPort: number } } }).connection.stream.localPort}`;
     const opened = await waitForLine(proc, event('session_opened', (l) => l['client'] === client), 'mysql session_opened');
     expect(opened).toMatchObject({ level: 30, protocol: 'mysql', user: 'app', listener: 'read_write' });
     const before = logLines(proc).length;
