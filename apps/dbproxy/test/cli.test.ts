@@ -88,7 +88,7 @@ describe('dbproxy start (all in one, embedded bus)', () => {
     // The example configuration with this test's own ports.
     const toml = readFileSync(EXAMPLE, 'utf8')
       .replace('listen = "127.0.0.1:9090"', `listen = "127.0.0.1:${admin}"`)
-      .replace('listen = "0.0.0.0:8080"', `listen = "127.0.0.1:${api}"`);
+      .replace('listen = "127.0.0.1:8080"', `listen = "127.0.0.1:${api}"`);
     const path = join(dir.path, 'dbproxy.toml');
     writeFileSync(path, toml);
     const proc = startDbproxy(['start', '--config', path]);

@@ -5,6 +5,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { processEnvironment } from '@dbproxy/config';
 import { adminPortOf, composeDbproxyImage, onPath, portsOf, read, readCompose, ROOT, validConfig, type ComposeService } from './support/manifests';
 
 const DOCUMENTED: Record<string, [number, number]> = { 'mysql-edge': [6033, 6034], 'pg-edge': [6432, 6433], 'redis-edge': [6380, 6381] };
@@ -13,7 +14,7 @@ const compose = readCompose();
 const services = compose.services;
 const config = validConfig(read('deploy/compose/dbproxy.toml'), {
   DBPROXY_APP_PASSWORD: 'x',
-  DBPROXY_ADMIN_TOKEN: 'dev-admin-token-change-me',
+  DBPROXY_ADMIN_TOKEN: 'compose-test-admin-token',
   MARIADB_ROOT_PASSWORD: 'x',
   POSTGRES_PASSWORD: 'x',
 });
@@ -58,7 +59,7 @@ function balancerFor(edge: string): [string, ComposeService, string] | undefined
 describe('docker-compose.yml scales the edges', () => {
   it('is a valid compose file (docker-compose config)', () => {
     expect(onPath('docker-compose')).toBe(true); // .ci/run installs it (Debian: docker-compose)
-    const result = spawnSync('docker-compose', ['-f', join(ROOT, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8', cwd: ROOT });
+    const result = spawnSync('docker-compose', ['-f', join(ROOT, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8', cwd: ROOT, env: { ...processEnvironment(), DBPROXY_ADMIN_TOKEN: 'compose-test-admin-token' } });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
   });

@@ -4,3 +4,4 @@ export { parseIfMatch } from './routes/config-routes';
 export { authenticate, type Caller } from './auth';
 export { ConfigHistoryRecord, HistoryEntry } from './history';
 export { ActionLog, recordAction, type ActionEntry, type ActionKind } from './action-log';
+export { checkListenExposure, isLoopback, PUBLISHED_EXAMPLE_TOKENS, ConfigApiListenErrors } from './listen-guard';

@@ -10,6 +10,7 @@ import { EdgeRegistry } from './edge-registry';
 import { registerOpenApi } from './openapi';
 import { BackendHealthBoard } from './backend-health';
 import { registerBackendRoutes } from './routes/backend-routes';
+import { checkListenExposure } from './listen-guard';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
 import { registerSessionRoutes } from './routes/session-routes';
@@ -48,6 +49,8 @@ export const configApiService: ServiceDefinition = {
   adminKey: 'config_api',
   async start(ctx: ServiceContext): Promise<RunningService> {
     const settings = () => ctx.config.current().config.config_api;
+    // before anything opens: the listener is the file's, the tokens the epoch's in force
+    checkListenExposure({ ...settings(), listen: ctx.local.config_api.listen });
     const store = await ConfigStore.open(ctx.bus, ctx.env, () => settings().history_limit);
     const edges = new EdgeRegistry(() => settings().edge_heartbeat_ttl_seconds * 1000);
     // A health report older than three check rounds no longer says anything: health `unknown`.

@@ -68,6 +68,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'telemetry.sample_ratio': RUNTIME,
   'telemetry.service_namespace': RUNTIME,
   'telemetry.max_export_batch_size': RUNTIME,
+  'telemetry.log_rate_limit_per_second': RUNTIME,
   users: MYSQL_EPOCH,
   'users[].name': 'libs/pg-edge/src/transaction/tx-startup.ts',
   'users[].password': MYSQL_EPOCH,

@@ -3,6 +3,7 @@ import { channel } from 'node:diagnostics_channel';
 import { Channels } from '@dbproxy/util';
 import type { Logger } from './logging';
 import type { MetricsRegistry } from './metrics';
+import { logOperationalEvents } from './operations-log';
 
 interface DroppedMessage {
   subject?: string;
@@ -19,8 +20,13 @@ interface StateTransition {
 
 const asRecord = (message: unknown): Record<string, unknown> => (message !== null && typeof message === 'object' ? (message as Record<string, unknown>) : {});
 
+export interface ObserveOptions {
+  /** Operational lines (sessions, logins, backend health) per kind per second; 0 = no limit. Read per line. */
+  readonly logRateLimitPerSecond?: () => number;
+}
+
 /** Subscribes the process's logger and metrics to every library channel; returns an unsubscribe. */
-export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry): () => void {
+export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry, opts: ObserveOptions = {}): () => void {
   const dropped = metrics.counter({ name: 'dbproxy_bus_messages_dropped_total', help: 'Bus messages dropped: malformed, failed handler or undeliverable', labelNames: ['reason'] });
   // Transitions come several per query: each is an add to a plain number, handed to the counter
   // when Prometheus reads it, instead of prom-client hashing a label set per transition.
@@ -62,7 +68,9 @@ export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry)
     [Channels.stateTransition, onTransition],
   ];
   for (const [name, fn] of subscriptions) channel(name).subscribe(fn);
+  const unlogOperations = logOperationalEvents(logger, opts.logRateLimitPerSecond ?? (() => 0));
   return () => {
     for (const [name, fn] of subscriptions) channel(name).unsubscribe(fn);
+    unlogOperations();
   };
 }

@@ -3,4 +3,5 @@
 export { createLogger, type Logger, type LoggerOptions } from './logging';
 export { MetricsRegistry, type MetricSpec, type HistogramSpec } from './metrics';
 export { startTracing, installPropagation, contextFromTraceparent, type Tracing, type TracingOptions } from './tracing';
-export { observeLibraryChannels } from './diagnostics';
+export { observeLibraryChannels, type ObserveOptions } from './diagnostics';
+export { LogRateLimit } from './log-rate-limit';

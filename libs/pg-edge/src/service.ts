@@ -99,7 +99,7 @@ export const pgEdgeService: ServiceDefinition = {
       socket.on('error', () => socket.destroy());
       if (current.config.postgres.routing_mode === 'transparent') {
         const session = new TransparentSession(socket, listener, edge, current);
-        const entry = { close: () => session.destroy() };
+        const entry = { close: (reason: string) => session.destroy(reason) };
         sessions.add(entry);
         transparent.add(session);
         admin.add(session);

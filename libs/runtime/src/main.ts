@@ -1,9 +1,14 @@
-// Process entry for services: start the runtime, drain on SIGTERM/SIGINT, set the exit code
-// (0 after a clean drain, 1 when a service overran the shutdown deadline or failed to drain or
-// close, 1 when start-up fails, 2 when the configuration is invalid).
+// Process entry for services: start the runtime, drain on SIGTERM/SIGINT, reload on SIGHUP, set
+// the exit code (0 after a clean drain, 1 when a service overran the shutdown deadline or failed
+// to drain or close, 1 when start-up fails — after stopping what had started —, 2 when the
+// configuration is invalid).
 import { formatIssue } from '@dbproxy/config';
 import { errorMessage } from '@dbproxy/util';
 import { exitAfterFlush, InvalidConfigFile, startRuntime, type Runtime, type RuntimeOptions } from './runtime';
+import { StartupFailed } from './start-failure';
+
+/** After a start-up failure everything started is closed; a part that still holds the event loop does not keep the process up past this. */
+const STARTUP_FAILURE_EXIT_MS = 1_000;
 
 export interface MainOptions extends RuntimeOptions {
   /** Where start-up failures are written (stderr). */
@@ -12,6 +17,9 @@ export interface MainOptions extends RuntimeOptions {
 
 export async function runMain(opts: MainOptions): Promise<Runtime | undefined> {
   let runtime: Runtime;
+  // a SIGHUP while starting must not kill the process (its default action)
+  const hupWhileStarting = () => opts.report('SIGHUP during start-up: ignored');
+  process.on('SIGHUP', hupWhileStarting);
   try {
     runtime = await startRuntime(opts);
   } catch (err) {
@@ -20,10 +28,13 @@ export async function runMain(opts: MainOptions): Promise<Runtime | undefined> {
       for (const issue of err.issues) opts.report(`  ${formatIssue(issue)}`);
       process.exitCode = 2;
     } else {
-      opts.report(`dbproxy failed to start: ${errorMessage(err)}`);
+      opts.report(`dbproxy failed to start: ${err instanceof StartupFailed ? err.message : errorMessage(err)}; every service started in this process was stopped (exit code 1)`);
       process.exitCode = 1;
+      setTimeout(() => process.exit(1), STARTUP_FAILURE_EXIT_MS).unref();
     }
     return undefined;
+  } finally {
+    process.off('SIGHUP', hupWhileStarting);
   }
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -36,6 +47,11 @@ export async function runMain(opts: MainOptions): Promise<Runtime | undefined> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // SIGHUP reloads (embedded bus) or is logged and ignored (NATS, worker processes); never the default (exit)
+  process.on('SIGHUP', () => {
+    if (signals > 0) return;
+    runtime.reload().catch((err: unknown) => runtime.logger.error({ err: errorMessage(err) }, 'SIGHUP handling failed'));
+  });
   // A worker whose primary went away has nobody to hand it connections: drain and leave.
   if (opts.worker) process.once('disconnect', () => void stopAndExit(runtime, 'primary disconnected', opts));
   return runtime;

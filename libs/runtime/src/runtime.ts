@@ -10,12 +10,14 @@ import { errorMessage } from '@dbproxy/util';
 import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
 import { ConfigFollower } from './config-follower';
+import { reloadConfigFile, type ReloadOutcome } from './config-reload';
 import { edgeAdminRoutes, serveEdgeAdmin } from './edge-admin/admin-routes';
 import { startHeartbeats } from './heartbeat';
 import { Readiness } from './readiness';
 import type { RunningService, ServiceDefinition } from './service';
 import { ServiceHost, type HostShared } from './service-host';
-import { CLOSE_GRACE_MS, closeBounded, drainAndClose, settleWithin, type DrainTarget, type ShutdownReport } from './shutdown';
+import { closeBounded, drainAndClose, type DrainTarget, type ShutdownReport } from './shutdown';
+import { abandonStart, StartupFailed } from './start-failure';
 import { WorkerEndpoint } from './workers/worker-endpoint';
 import { WORKER_LABEL_ENV, type WorkerGroup, type WorkerLauncher } from './workers/worker-group';
 
@@ -67,6 +69,8 @@ export interface Runtime {
   shutdown(reason: string): Promise<ShutdownReport>;
   /** `shutdown` for callers that only wait for it. */
   stop(reason: string): Promise<void>;
+  /** SIGHUP: re-reads the --config file as a new epoch (embedded bus), or logs that it is ignored (NATS, workers). */
+  reload(): Promise<ReloadOutcome>;
 }
 
 /** The configuration file failed validation: exit code 2 with every issue. */
@@ -94,7 +98,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const instanceId = fileConfig.proxy.instance_name ?? `${hostname()}-${process.pid}`;
   const logger = createLogger({ level: fileConfig.telemetry.log_level, service: serviceLabel, instance: instanceId, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
   const metrics = new MetricsRegistry({ service: serviceLabel });
-  const unobserve = observeLibraryChannels(logger, metrics);
+  // read per line: a later epoch's limit applies (config is assigned below, before any service starts)
+  let rateLimit = () => fileConfig.telemetry.log_rate_limit_per_second;
+  const unobserve = observeLibraryChannels(logger, metrics, { logRateLimitPerSecond: () => rateLimit() });
   const tracing: Tracing = startTracing({
     serviceName: serviceLabel,
     serviceNamespace: fileConfig.telemetry.service_namespace,
@@ -105,6 +111,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   });
   const readiness = new Readiness();
   const config = new ConfigFollower(createSnapshot(0, fileConfig, loaded.document ?? {}), env, logger, readiness, metrics);
+  rateLimit = () => config.current().config.telemetry.log_rate_limit_per_second;
 
   const bus = createBus({ name: `${serviceLabel}-${instanceId}`, ...(fileConfig.bus.nats_url ? { natsUrl: fileConfig.bus.nats_url } : {}), connectTimeoutMs: fileConfig.bus.connect_timeout_seconds * 1000 });
   const trackBus = (status: string) => readiness.set('bus', status === 'connected' ? 'ready' : 'degraded', status === 'connected' ? undefined : `bus ${status}; serving the last good configuration and topology`);
@@ -132,22 +139,31 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     ...(opts.workerLauncher ? { launcher: opts.workerLauncher } : {}),
   };
   const hosts = opts.services.map((definition) => new ServiceHost(definition, shared));
+  let admin: FastifyInstance | undefined;
+  let adminAddress = '';
+  let starting = 'services';
   try {
-    for (const host of hosts) await host.start();
+    for (const host of hosts) {
+      starting = host.definition.name;
+      await host.start();
+    }
+    if (!endpoint) {
+      starting = 'admin HTTP';
+      const admins = hosts.flatMap((h) => (h.running?.edgeAdmin ? [h.running.edgeAdmin] : []));
+      if (admins.length > 0) routes.push(...edgeAdminRoutes(admins));
+      const metricsText = () => aggregatedMetrics(metrics, hosts);
+      admin = buildAdminServer({ readiness, metricsText, requestTimeoutMs: fileConfig.proxy.admin.request_timeout_seconds * 1000, routes });
+      const listen = splitListen(adminListenFor(opts, fileConfig.proxy.admin));
+      adminAddress = (await admin.listen({ host: listen.host, port: listen.port })).replace(/^https?:\/\//, '');
+    }
   } catch (err) {
-    logger.error({ err: errorMessage(err) }, 'service failed to start');
-    await Promise.allSettled(hosts.map((h) => h.workers?.drain(Date.now())));
-    await settleWithin(
-      hosts.map((h) => h.running?.close()),
-      CLOSE_GRACE_MS,
-    );
-    await closeBounded('bus', () => bus.close(), logger);
-    throw err;
+    const failure = new StartupFailed(starting, err);
+    await abandonStart(failure, { hosts, admin, config, bus, tracing, logger, unobserve });
+    untrackBus();
+    throw failure;
   }
   const running = hosts.map((h) => h.running as RunningService);
 
-  let admin: FastifyInstance | undefined;
-  let adminAddress = '';
   let stopHeartbeats = () => undefined as void;
   let edgeAdminServed: { unsubscribe(): void }[] = [];
   if (endpoint) {
@@ -155,14 +171,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     endpoint.ready();
   } else {
     const admins = running.flatMap((r) => (r.edgeAdmin ? [r.edgeAdmin] : []));
-    if (admins.length > 0) {
-      routes.push(...edgeAdminRoutes(admins));
-      edgeAdminServed = serveEdgeAdmin(bus, instanceId, admins);
-    }
-    const metricsText = () => aggregatedMetrics(metrics, hosts);
-    admin = buildAdminServer({ readiness, metricsText, requestTimeoutMs: fileConfig.proxy.admin.request_timeout_seconds * 1000, routes });
-    const listen = splitListen(adminListenFor(opts, fileConfig.proxy.admin));
-    adminAddress = (await admin.listen({ host: listen.host, port: listen.port })).replace(/^https?:\/\//, '');
+    if (admins.length > 0) edgeAdminServed = serveEdgeAdmin(bus, instanceId, admins);
     stopHeartbeats = startHeartbeats({ bus, config, instanceId, version: opts.version, adminAddress, intervalMs: fileConfig.bus.heartbeat_interval_seconds * 1000, services: running });
   }
   logger.info({ services: names, admin: adminAddress || undefined, worker: opts.worker === true, epoch: config.current().epoch, bus: bus.kind }, opts.worker ? 'worker started' : 'dbproxy started');
@@ -196,5 +205,6 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     return stopping;
   };
   const stop = async (reason: string): Promise<void> => void (await shutdown(reason));
-  return { instanceId, config, bus, readiness, logger, metrics, adminAddress, shutdown, stop };
+  const reload = () => reloadConfigFile({ configPath: opts.configPath, env, bus, config, logger, author: `sighup:${serviceLabel}@${instanceId}`, worker: opts.worker === true });
+  return { instanceId, config, bus, readiness, logger, metrics, adminAddress, shutdown, stop, reload };
 }

@@ -5,7 +5,7 @@ import { publishMessage, Subjects, type BgdAction, type Bus, type Protocol, type
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
 import type { ConfigSource } from '@dbproxy/runtime';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, publishOperationalEvent } from '@dbproxy/util';
 import { testHostAddress } from '@dbproxy/topology-client';
 import { createProbe } from './checks/probes';
 import type { BackendProbe, CheckResult } from './checks/types';
@@ -172,7 +172,10 @@ export class ProtocolMonitor {
   private record(results: readonly { target: BackendTarget; placement: Placement; result: CheckResult }[], config: Config): void {
     const thresholds = { failuresBeforeDown: config.health.failures_before_down, successesBeforeUp: config.health.successes_before_up };
     for (const { target, placement, result } of results) {
-      this.healthOf(target.name).record(result, thresholds);
+      const health = this.healthOf(target.name);
+      const before = { state: health.health, error: health.last?.error ?? null };
+      health.record(result, thresholds);
+      if (health.health !== before.state) announceHealth(this.ctx.protocol, target, placement, health.up, health.up ? before.error : (result.error ?? 'check failed'));
       if (placement.role === 'primary' && result.ok && result.progress !== null) this.timelineOf(placement.shard, target.name).record(result.progress, result.checkedAt);
     }
     for (const { target, placement, result } of results) {
@@ -283,4 +286,9 @@ function describeBackend(target: BackendTarget, placement: Placement | undefined
     lag: health?.lagVerdict ?? null,
     lastCheck: last ? { ...last, progress: last.progress?.toString() ?? null, checkedAt: new Date(last.checkedAt).toISOString() } : null,
   };
+}
+
+/** The operators' line for a backend going down or up (libs/util operational events). */
+function announceHealth(protocol: Protocol, target: BackendTarget, placement: Placement, up: boolean, error: string | null): void {
+  publishOperationalEvent({ event: up ? 'backend_up' : 'backend_down', protocol, backend: target.name, address: target.address, shard: placement.shard, role: placement.role, error });
 }

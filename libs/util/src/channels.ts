@@ -9,6 +9,8 @@ export const Channels = {
   sqlCacheLookup: 'dbproxy:sql-cache-lookup',
   /** A pool event: { pool, event, waitMs? }. */
   poolEvent: 'dbproxy:pool-event',
+  /** What operators read at info level (sessions, failed logins, backend health): see operational-events.ts. */
+  operationalEvent: 'dbproxy:operational-event',
 } as const;
 
 export type ChannelName = (typeof Channels)[keyof typeof Channels];

@@ -3,3 +3,4 @@
 export * from './errors';
 export * from './lru';
 export * from './channels';
+export * from './operational-events';

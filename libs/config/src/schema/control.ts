@@ -29,7 +29,8 @@ export const apiToken = z
 
 export const configApiSection = z
   .object({
-    listen: listenAddress.default('0.0.0.0:8080'),
+    /** Loopback by default: beyond it, the example tokens are refused at start (libs/config-api listen-guard). */
+    listen: listenAddress.default('127.0.0.1:8080'),
     tokens: z.array(apiToken).default([]),
     history_limit: positiveInt.default(100),
     edge_heartbeat_ttl_seconds: positiveSeconds.default(15),

@@ -1,6 +1,6 @@
 // [proxy], [bus] and [telemetry]: process-wide settings every service reads.
 import { z } from 'zod';
-import { listenAddress, positiveSeconds, positiveInt } from './common';
+import { listenAddress, nonNegativeInt, positiveSeconds, positiveInt } from './common';
 
 /** Admin HTTP listeners: one per service when services run apart, `listen` for several in one process. */
 export const adminSection = z
@@ -65,5 +65,7 @@ export const telemetrySection = z
     sample_ratio: z.number().min(0).max(1).default(1),
     service_namespace: z.string().default('dbproxy'),
     max_export_batch_size: positiveInt.default(512),
+    /** Operational log lines (session open/close, failed logins, backend up/down) per kind per second; 0 = no limit. */
+    log_rate_limit_per_second: nonNegativeInt.default(50),
   })
   .strict();

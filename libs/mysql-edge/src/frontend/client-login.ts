@@ -66,7 +66,8 @@ export interface LoginResult {
 export interface LoginHost {
   send(bytes: Buffer): void;
   loginDone(result: LoginResult, seq: number): void;
-  loginFailed(err: unknown, seq: number, plugin: string): void;
+  /** `refusal` is for the operators' log line (the reason the client is not told); never the password. */
+  loginFailed(err: unknown, seq: number, plugin: string, refusal: { readonly user: string; readonly reason: string }): void;
 }
 
 /** Scramble bytes a C client can carry as a string: printable ASCII, no NUL. */
@@ -169,8 +170,7 @@ export class ClientLogin {
         encodeAuthSwitchRequest(w, seq, step.plugin, step.data);
         return this.host.send(w.flush());
       case 'reject':
-        this.settings.logger.warn({ user: this.response?.username ?? '', remote: this.settings.remoteHost, tls: this.secure, reason: step.reason }, 'mysql login refused: access denied');
-        return this.fail(MysqlEdgeErrors.accessDenied(this.response?.username ?? '', this.settings.remoteHost, this.response?.authResponse.length ? 'YES' : 'NO'), seq);
+        return this.fail(MysqlEdgeErrors.accessDenied(this.response?.username ?? '', this.settings.remoteHost, this.response?.authResponse.length ? 'YES' : 'NO'), seq, this.settings.accounts.has(this.response?.username ?? '') ? step.reason : 'unknown user');
       case 'accept':
         return this.accept(step.fastAuthSuccess, seq);
     }
@@ -200,9 +200,10 @@ export class ClientLogin {
     );
   }
 
-  private fail(err: unknown, seq: number): void {
+  private fail(err: unknown, seq: number, reason?: string): void {
     this.phase = 'done';
-    const plugin = this.settings.accounts.get(this.response?.username ?? '')?.plugin ?? 'unknown';
-    this.host.loginFailed(err, seq, plugin);
+    const user = this.response?.username ?? '';
+    const plugin = this.settings.accounts.get(user)?.plugin ?? 'unknown';
+    this.host.loginFailed(err, seq, plugin, { user, reason: reason ?? (err instanceof DbproxyError ? err.message : 'internal error') });
   }
 }

@@ -14,6 +14,7 @@ import {
   type MysqlPacket,
   type ServerAuthStep,
 } from '@dbproxy/protocol-mysql';
+import { peerAddress, publishOperationalEvent } from '@dbproxy/util';
 import { collationKey } from '../backend/collations';
 import { MysqlEdgeErrors } from '../errors';
 import type { ClientSession } from './client-session';
@@ -66,6 +67,7 @@ export class ChangeUserExchange {
       case 'reject':
         s.changeUser = null;
         s.edge.metrics.logins.inc({ result: 'denied', plugin: 'change_user', tls: String(s.secure) });
+        publishOperationalEvent({ event: 'login_failed', protocol: 'mysql', client: peerAddress(s.socket), user: this.request.username, listener: s.listener, reason: `COM_CHANGE_USER: ${step.reason}` });
         return s.fatal(MysqlEdgeErrors.accessDenied(this.request.username, s.socket.remoteAddress ?? 'unknown', this.request.authResponse.length > 0 ? 'YES' : 'NO'), seq);
       case 'accept':
         return this.accept(step.fastAuthSuccess, seq);

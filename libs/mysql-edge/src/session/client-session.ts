@@ -9,6 +9,7 @@ import { contextFromTraceparent } from '@dbproxy/observability';
 import { adoptSocket, descriptorOf, PauseHoldTimeout, writeDirect } from '@dbproxy/runtime';
 import { Command, PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { SqlRoute } from '@dbproxy/sql';
+import { peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import type { BackendConnection } from '../backend/backend-connection';
 import { loginSettings } from '../frontend/login-settings';
 import { BACKEND_COLLATION, collationKey } from '../backend/collations';
@@ -107,6 +108,9 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** A LOAD DATA LOCAL INFILE whose file the client is sending (see local-infile.ts). */
   private upload: LocalInfileUpload | null = null;
   private readonly onPacket = (packet: MysqlPacket): boolean => this.packetIn(packet);
+  /** When the login succeeded (0 before): the operators' session lines are written from then on. */
+  private openedAt = 0;
+  private client = '';
 
   constructor(
     socket: Socket,
@@ -473,6 +477,9 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.encoding = encodingForCollation(result.collation);
     this.edge.metrics.logins.inc({ result: 'ok', plugin: result.plugin, tls: String(result.secure) });
     this.transition('ready', 'authenticated');
+    this.openedAt = Date.now();
+    this.client = peerAddress(this.socket);
+    publishOperationalEvent({ event: 'session_opened', protocol: 'mysql', session: this.connectionId, client: this.client, user: this.user, database: this.schema, listener: this.listener, tls: result.secure });
     this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
   }
 
@@ -494,8 +501,9 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.fd = descriptorOf(adopted);
   }
 
-  loginFailed(err: unknown, seq: number, plugin: string): void {
+  loginFailed(err: unknown, seq: number, plugin: string, refusal: { readonly user: string; readonly reason: string }): void {
     this.edge.metrics.logins.inc({ result: MysqlEdgeErrors.accessDenied.is(err) ? 'denied' : 'failed', plugin, tls: String(this.secure) });
+    publishOperationalEvent({ event: 'login_failed', protocol: 'mysql', client: peerAddress(this.socket), user: refusal.user, listener: this.listener, reason: refusal.reason });
     this.fatal(err, seq);
   }
 
@@ -519,6 +527,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     switch (this.state) {
       case 'login':
       case 'reauth':
+        if (this.state === 'login') publishOperationalEvent({ event: 'login_failed', protocol: 'mysql', client: peerAddress(this.socket), user: '', listener: this.listener, reason: 'login timeout' });
         return this.fatal(MysqlEdgeErrors.loginTimeout(Math.round(this.epoch.limits.loginTimeoutMs / 1000)), 2);
       case 'ready':
         return this.close(this.blocked !== null ? 'client write timeout' : 'client read timeout');
@@ -546,6 +555,9 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.statements?.clear();
     this.queue = null;
     this.edge.metrics.sessions.dec({ listener: this.listener });
+    if (this.openedAt !== 0) {
+      publishOperationalEvent({ event: 'session_closed', protocol: 'mysql', session: this.connectionId, client: this.client, user: this.user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(reason), detail: reason });
+    }
     this.edge.sessionClosed(this);
     this.edge.kills.ids.release(this.connectionId);
     const socket = this.socket as SessionSocket;

@@ -13,7 +13,7 @@ import {
 } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
@@ -107,6 +107,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private readonly spans: UnitSpan;
   /** Statement sharding ([[postgres.sharding.rules]]): the shard of each unit; undefined without rules. */
   private readonly sharded: ShardedUnits | undefined;
+  /** For the operators' session lines. */
+  private readonly opened: { readonly at: number; readonly client: string; readonly user: string };
   private readonly clientSide: InboxHandler = {
     onFrame: (frame) => this.onClientFrame(frame),
     onChunkEnd: () => this.pump(),
@@ -143,6 +145,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes, budget: shared.resultBudget }, this);
     this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
     this.key = edge.cancelKeys.issue(() => this.cancelRequested());
+    this.opened = { at: Date.now(), client: peerAddress(client), user };
+    publishOperationalEvent({ event: 'session_opened', protocol: 'postgres', session: this.key.processId, client: this.opened.client, user, database: epoch.directory.databaseOf(shard) ?? null, listener, tls: client instanceof TLSSocket });
   }
 
   start(): void {
@@ -711,6 +715,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.spans.abandon(reason);
+    const { at, client, user } = this.opened;
+    publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.key.processId, client, user, listener: this.listener, duration_ms: Date.now() - at, reason: sessionCloseKind(reason), detail: reason });
     this.edge.metrics.sessions.dec({ mode: 'transaction', listener: this.listener });
     this.edge.cancelKeys.revoke(this.key);
     this.shared.running.delete(this);

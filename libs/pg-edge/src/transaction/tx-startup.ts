@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import type { DeepReadonly, UserConfig } from '@dbproxy/config';
 import { encodeBackendMessages, pgError, type BackendMessage, type StartupMessage } from '@dbproxy/protocol-pg';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, peerAddress, publishOperationalEvent } from '@dbproxy/util';
 import { LOGIN_DEADLINE_MS, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup } from '../frontend-startup';
@@ -24,13 +24,17 @@ export async function startTransactionSession(
   shared: TxShared,
   track: (session: TransactionSession) => void,
 ): Promise<void> {
+  const clientAddress = peerAddress(client); // before the handle may move to another socket
   const outcome = await readStartup(client, { tls: edge.tls, passthroughTls: false, deadlineMs: LOGIN_DEADLINE_MS });
   if (outcome.kind === 'cancel') return handleCancel(edge, 'transaction', outcome.processId, outcome.secretKey, client);
   if (outcome.kind === 'failed') return void (outcome.error ? refuse(outcome.socket, toErrorResponse(outcome.error, 'FATAL')) : outcome.socket.destroy());
   if (outcome.kind !== 'startup') return void outcome.socket.destroy();
   let socket = outcome.socket;
+  const loginFailed = (reason: string) =>
+    publishOperationalEvent({ event: 'login_failed', protocol: 'postgres', client: clientAddress, user: outcome.message.parameters.get('user') ?? '', listener, reason });
   const reject = (err: Error, reason: string) => {
     edge.metrics.startupRejections.inc({ reason });
+    loginFailed(`${reason}: ${err.message}`);
     refuse(socket, toErrorResponse(err, 'FATAL'));
   };
   // No credential is challenged before TLS when TLS is required.
@@ -46,6 +50,7 @@ export async function startTransactionSession(
   const auth = await authenticateClient(socket, inbox, userName, user, shared.secrets).finally(() => clearTimeout(timer));
   if (!auth.ok) {
     edge.metrics.startupRejections.inc({ reason: 'auth' });
+    loginFailed(auth.error === undefined ? 'the client left during authentication' : user === undefined ? 'unknown user' : 'wrong password');
     return void (auth.error ? refuse(socket, auth.error) : socket.destroy());
   }
   const problem = admissionProblem(user as DeepReadonly<UserConfig>, resolution.shard, startup, epoch);
@@ -60,6 +65,7 @@ export async function startTransactionSession(
   } catch (err) {
     if (err instanceof SettingRefused) {
       edge.metrics.startupRejections.inc({ reason: 'startup_parameters' });
+      loginFailed(`startup_parameters: ${err.message}`);
       return refuse(socket, pgError({ severity: 'FATAL', code: err.sqlState, message: err.message }));
     }
     edge.logger.warn({ shard: resolution.shard, err: errorMessage(err) }, 'no backend to read server parameters from');

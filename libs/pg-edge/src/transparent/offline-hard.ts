@@ -10,6 +10,6 @@ export function closeOfflineHard(sessions: Iterable<TransparentSession>, view: T
   if (hard.size === 0) return;
   for (const session of sessions) {
     const backend = session.backendName;
-    if (backend !== undefined && hard.has(backend)) session.destroy();
+    if (backend !== undefined && hard.has(backend)) session.destroy(`backend ${backend} set offline_hard`);
   }
 }

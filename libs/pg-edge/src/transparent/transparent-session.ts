@@ -5,13 +5,14 @@ import type { Socket } from 'node:net';
 import { SpanKind, SpanStatusCode, type Span, type SpanOptions } from '@opentelemetry/api';
 import {
   BackendCode,
+  decodeBackendMessage,
   encodeBackendMessages,
   encodeFrontendMessages,
   PgFramer,
   type Frame,
   type StartupMessage,
 } from '@dbproxy/protocol-pg';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import type { BackendTarget } from '../backend-directory';
 import { connectTcp, openBackendSocket, sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
@@ -44,8 +45,12 @@ export class TransparentSession {
   readonly adminId: string;
   private readonly startedAt = Date.now();
   private readonly clientAddress: string;
-  private user = '';
+  /** The startup's user (null under TLS passthrough, which hides it), for GET /sessions and the operators' session lines. */
+  private user: string | null = null;
   private database = '';
+  /** When the backend said ReadyForQuery (0 before): session lines are written from then on. */
+  private openedAt = 0;
+  private tls = false;
 
   constructor(
     /** The client's socket; replaced by the adopted one once its reads bypass the stream layer. */
@@ -55,7 +60,7 @@ export class TransparentSession {
     private readonly epoch: EdgeEpoch,
   ) {
     this.adminId = edge.sessionIds.allocate();
-    this.clientAddress = `${client.remoteAddress ?? ''}:${client.remotePort ?? 0}`;
+    this.clientAddress = peerAddress(client);
   }
 
   /**
@@ -67,7 +72,7 @@ export class TransparentSession {
     return {
       id: this.adminId,
       clientAddress: this.clientAddress,
-      user: this.user,
+      user: this.user ?? '',
       database: this.database,
       listener: this.listener,
       state: state === 'closed' ? 'closed' : this.backend ? 'pinned' : 'login',
@@ -106,8 +111,9 @@ export class TransparentSession {
     return this.backendOf;
   }
 
-  /** Ends the session now (shutdown). */
-  destroy(): void {
+  /** Ends the session now (shutdown, or `reason`). */
+  destroy(reason = 'shutdown'): void {
+    this.close(reason);
     this.client.destroy();
     this.backend?.destroy();
   }
@@ -151,11 +157,13 @@ export class TransparentSession {
     backend.once('close', releasePassthrough);
     client.write(answer);
     this.machine.transition('connecting', 'streaming', 'TLS passed through');
+    this.opened(true);
     this.wire(client, backend);
   }
 
   private async startSession(client: Socket, startup: StartupMessage, tls: boolean, remainder: Buffer): Promise<void> {
     if (this.edge.tls.mode === 'required' && !tls) throw PgEdgeErrors.tlsRequired();
+    this.tls = tls;
     this.machine.transition('startup', 'connecting', 'startup received');
     this.user = startup.parameters.get('user') ?? '';
     this.database = startup.parameters.get('database') ?? this.user;
@@ -163,6 +171,7 @@ export class TransparentSession {
   }
 
   private async connectAndForward(client: Socket, startup: StartupMessage, remainder: Buffer): Promise<void> {
+    this.user = startup.parameters.get('user') ?? '';
     const resolution = this.epoch.shardKey.resolve(startup);
     if (!resolution.ok) {
       this.edge.metrics.startupRejections.inc({ reason: 'shard' });
@@ -265,6 +274,7 @@ export class TransparentSession {
         client.write(encodeBackendMessages({ type: 'BackendKeyData', ...this.proxyKey }));
         return;
       }
+      if (frame.code === BackendCode.ErrorResponse) this.loginRefused(frame);
       client.write(frame.bytes);
       if (frame.code === BackendCode.ReadyForQuery) {
         ready = true;
@@ -284,6 +294,7 @@ export class TransparentSession {
         const rest = framer.takeRemainder();
         if (rest.length > 0) client.write(rest);
         this.machine.transition('authenticating', 'streaming', 'ReadyForQuery');
+        this.opened(this.tls);
         if (reader) reader.rawSink = relayTo(client, backend);
         else pump(backend, client);
       }
@@ -309,9 +320,29 @@ export class TransparentSession {
     this.close('failed');
   }
 
+  /** The backend refused the startup (a wrong password, an unknown database): the operators' failed-login line. */
+  private loginRefused(frame: Frame): void {
+    let reason = 'refused by the backend';
+    try {
+      const message = decodeBackendMessage(frame);
+      if (message.type === 'ErrorResponse') reason = `${message.code}: ${message.message}`;
+    } catch {
+      // a malformed ErrorResponse still refused the login
+    }
+    publishOperationalEvent({ event: 'login_failed', protocol: 'postgres', client: this.clientAddress, user: this.user ?? '', listener: this.listener, reason });
+  }
+
+  private opened(tls: boolean): void {
+    this.openedAt = Date.now();
+    publishOperationalEvent({ event: 'session_opened', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, tls });
+  }
+
   private close(reason: string): void {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
+    if (this.openedAt !== 0) {
+      publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(reason), detail: reason });
+    }
     if (this.proxyKey) this.edge.cancelKeys.revoke(this.proxyKey);
     this.releaseLoad?.();
     this.span?.end();

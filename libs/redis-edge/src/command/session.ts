@@ -3,7 +3,7 @@
 // buffer limit and the client's own reading speed.
 import type { Socket } from 'node:net';
 import { CommandScanner, InlineReframer, InputBuffer, type Redirect, type CommandBatch } from '@dbproxy/resp';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { DEFAULT_STATE, type ConnectionState } from '../io/endpoint';
@@ -81,6 +81,7 @@ export class CommandSession implements ReplySink, Flushable {
   private pumping = false;
   /** The client half-closed: end once every command it sent is answered. */
   private inputEnded = false;
+  private readonly openedAt = Date.now();
 
   /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
   readonly socket: Socket;
@@ -94,11 +95,11 @@ export class CommandSession implements ReplySink, Flushable {
   ) {
     const s = edge.settings;
     this.adminId = edge.admin.ids.allocate();
-    this.clientAddress = `${accepted.remoteAddress ?? ''}:${accepted.remotePort ?? 0}`;
     this.epoch = edge.admin.epoch();
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
     // A client that half-closes after its last command still gets every reply, then the FIN;
     // a blocked or subscribed one has gone (as Redis sees it), so its blocks are cancelled.
+    this.clientAddress = peerAddress(accepted); // before the handle moves to the adopted socket
     const socket = readSocketRanges(accepted, (buf, start, end) => this.received(buf, start, end), true);
     this.socket = socket;
     this.fd = descriptorOf(socket);
@@ -111,6 +112,7 @@ export class CommandSession implements ReplySink, Flushable {
     socket.on('error', (err) => this.close(`client error: ${errorMessage(err)}`));
     socket.once('close', () => this.close('client closed'));
     edge.metrics.sessions.inc({ mode: 'command', listener });
+    publishOperationalEvent({ event: 'session_opened', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener });
   }
 
   get id(): number {
@@ -447,6 +449,9 @@ export class CommandSession implements ReplySink, Flushable {
     if (this.closed) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.edge.metrics.sessions.dec({ mode: 'command', listener: this.listener });
+    const user = this.state.auth ? (this.state.auth.username?.toString() ?? 'default') : null;
+    const detail = this.quitting && reason === 'client closed' ? 'client quit (QUIT)' : reason;
+    publishOperationalEvent({ event: 'session_closed', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(detail), detail });
     if (farewell && !this.socket.destroyed) {
       if (!this.out.empty) this.out.writeTo(this.socket, this.fd);
       const socket = this.socket;

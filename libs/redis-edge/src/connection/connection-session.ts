@@ -4,7 +4,7 @@
 import type { Socket } from 'node:net';
 import type { Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
-import { errorMessage } from '@dbproxy/util';
+import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import { onreadBytes, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import { dialBackend } from '../io/dial';
@@ -39,6 +39,9 @@ export class ConnectionSession {
   private readonly startedAt = Date.now();
   private readonly clientAddress: string;
   private readonly epoch: number;
+  /** The client's last small write was a QUIT: the backend's close that follows is the client's doing. */
+  private quitSent = false;
+  private readonly openedAt = Date.now();
 
   /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
   private readonly client: Socket;
@@ -54,6 +57,7 @@ export class ConnectionSession {
     this.epoch = edge.admin.epoch();
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
     // A half-close is passed on to the backend, whose replies still come back.
+    this.clientAddress = peerAddress(accepted); // before the handle moves to the adopted socket
     const client = readSocketRanges(accepted, (buf, start, end) => this.clientBytes(buf.subarray(start, end)), true);
     this.client = client;
     client.once('end', () => {
@@ -66,10 +70,13 @@ export class ConnectionSession {
     client.setTimeout(settings.idleTimeoutMs);
     client.once('timeout', () => this.machine.is('awaiting-shard') && this.close('no command within proxy.client_read_timeout_seconds'));
     edge.metrics.sessions.inc({ mode: 'connection', listener });
+    publishOperationalEvent({ event: 'session_opened', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener });
   }
 
   private clientBytes(chunk: Buffer): void {
     if (this.machine.is('piping')) {
+      // only a chunk as short as a lone QUIT is looked at (`*1\r\n$4\r\nQUIT\r\n` is 14 bytes)
+      this.quitSent = chunk.length <= 16 && /quit/i.test(chunk.toString('latin1'));
       if (!(this.backend as Socket).write(chunk)) this.client.pause();
     } else if (this.machine.is('awaiting-shard')) {
       this.input.append(chunk, this.scanner.needBytes);
@@ -134,7 +141,7 @@ export class ConnectionSession {
     backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target.address, 'timed out'));
     backend.once(dialed.readyEvent, () => this.piped(backend));
     backend.on('error', (err) => (this.machine.is('connecting') ? this.failConnect(target.address, errorMessage(err)) : this.close(`backend error: ${errorMessage(err)}`)));
-    backend.once('close', () => this.close('backend closed'));
+    backend.once('close', () => this.close(this.quitSent ? 'client quit (QUIT)' : 'backend closed'));
   }
 
   private hold(chunk: Buffer): void {
@@ -208,6 +215,7 @@ export class ConnectionSession {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.edge.metrics.sessions.dec({ mode: 'connection', listener: this.listener });
+    publishOperationalEvent({ event: 'session_closed', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(reason), detail: reason });
     if (this.backendName !== undefined) this.edge.closed(this.backendName);
     this.span?.end();
     this.backend?.destroy();

@@ -17,6 +17,8 @@ export interface WorkerLauncher {
 
 interface WorkerSlot {
   child: ChildProcess;
+  /** Rejects when the worker exits before it is ready (a start-up failure in the worker). */
+  readonly failed: Promise<never>;
   /** Open connections handed to this worker, in all and per listener that admitted them. */
   connections: number;
   readonly byListener: Map<string, number>;
@@ -49,7 +51,7 @@ export class WorkerGroup {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`${this.service} workers did not start within ${timeoutMs} ms`)), timeoutMs)));
     try {
-      await Promise.race([Promise.all(this.slots.map((s) => s.ready)), timeout]);
+      await Promise.race([Promise.all(this.slots.map((s) => s.ready)), ...this.slots.map((s) => s.failed), timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -141,7 +143,11 @@ export class WorkerGroup {
       env: { ...processEnvironment(), [WORKER_LABEL_ENV]: this.label },
     });
     let markReady: () => void = () => undefined;
-    const slot: WorkerSlot = { child, connections: 0, byListener: new Map(), ready: new Promise<void>((r) => (markReady = r)) };
+    let isReady = false;
+    let markFailed: (err: Error) => void = () => undefined;
+    const failed = new Promise<never>((_r, reject) => (markFailed = reject));
+    failed.catch(() => undefined); // only start() listens, and only for the first workers
+    const slot: WorkerSlot = { child, failed, connections: 0, byListener: new Map(), ready: new Promise<void>((r) => (markReady = () => ((isReady = true), r()))) };
     child.on('message', (message) => {
       if (!isWorkerMessage(message)) return;
       if (message.type === 'dbproxy:worker-ready') markReady();
@@ -155,13 +161,16 @@ export class WorkerGroup {
       }
     });
     child.once('exit', (code, signal) => {
+      if (!isReady) markFailed(new Error(`${this.service} worker ${index} exited before it was ready (code ${code ?? 'none'}, signal ${signal ?? 'none'})`));
       for (const [listener, open] of slot.byListener) if (open > 0) this.onClosed(listener, open);
       slot.byListener.clear();
       slot.connections = 0;
       if (this.stopping) return;
       this.logger.error({ service: this.service, worker: index, code, signal }, 'worker exited; starting a new one');
       const replacement = setTimeout(() => {
-        if (!this.stopping) this.slots[index] = this.spawn(index);
+        if (this.stopping) return;
+        const next = (this.slots[index] = this.spawn(index));
+        void next.ready.then(() => this.logger.info({ service: this.service, worker: index, pid: next.child.pid, previous: { code, signal } }, 'worker restarted'));
       }, 1_000);
       replacement.unref();
     });
