@@ -53,7 +53,6 @@ export class ConnectionSession {
   ) {
     const settings = edge.settings();
     this.adminId = edge.admin.ids.allocate();
-    this.clientAddress = `${accepted.remoteAddress ?? ''}:${accepted.remotePort ?? 0}`;
     this.epoch = edge.admin.epoch();
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
     // A half-close is passed on to the backend, whose replies still come back.
