@@ -47,7 +47,8 @@ export interface EdgeHarness extends TestRuntime, BackendsView<BackendReport, Ba
 
 function configToml(backends: readonly BackendSpec[], postgresToml: string, extraToml: string, rwPort: number, roPort: number, proxyToml = ''): string {
   const entries = backends.map((b) => backendToml('postgres_backends', { ...b, address: `${b.host}:${b.port}` }));
-  return `${commonToml({ proxy: `shutdown_timeout_seconds = 3\n${proxyToml}`, topology: extraToml })}
+  const proxy = proxyToml.includes('shutdown_timeout_seconds') ? proxyToml : `shutdown_timeout_seconds = 3\n${proxyToml}`;
+  return `${commonToml({ proxy, topology: extraToml })}
 [postgres]
 enabled = true
 read_write_listen = "127.0.0.1:${rwPort}"

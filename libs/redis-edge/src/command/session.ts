@@ -353,12 +353,21 @@ export class CommandSession implements ReplySink, Flushable {
     if (this.ring.outstanding === 0 && this.leases.size === 0 && this.out.empty) this.close(reason);
   }
 
-  /** Ends the session: its own connections close, leased connections of abandoned blocking commands too. */
-  close(reason: string): void {
+  /** The shutdown deadline passed: replies ready go out, then `-ERR` (the answer to the oldest command still owed, a BLPOP...), then the close. */
+  shutDown(): void {
+    if (this.closed) return;
+    this.flush();
+    this.socket.end(errorReply(RedisEdgeErrors.shuttingDown()));
+    this.close('shutdown', true);
+  }
+
+  /** Ends the session: its own connections close, leased connections of abandoned blocking commands too. `graceful`: what was written reaches the client first. */
+  close(reason: string, graceful = false): void {
     if (this.closed) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.edge.metrics.sessions.dec({ mode: 'command', listener: this.listener });
-    this.socket.destroy();
+    if (!graceful) this.socket.destroy();
+    else setTimeout(() => this.socket.destroy(), 1000).unref();
     const err = RedisEdgeErrors.backendLost('client', reason);
     if (this.own) for (const link of this.own.values()) link.close(err, `session closed: ${reason}`);
     this.own = undefined;
