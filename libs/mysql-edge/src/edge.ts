@@ -189,7 +189,7 @@ export class MysqlEdge implements EdgeContext {
 
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
-    for (const session of [...this.sessions]) session.close('shutdown');
+    for (const session of [...this.sessions]) session.shutDown();
     await this.pools.drain(0);
     await this.kills.close();
   }

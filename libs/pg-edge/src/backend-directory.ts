@@ -1,5 +1,6 @@
 // Which backend serves a shard in a role right now: configured backends (credentials, TLS) joined
-// with the topology service's view (health, shunning, draining, DNS pins), and the replica choice.
+// with the topology service's view (health, shunning, draining, DNS pins), and the replica choice,
+// which skips for a while a replica this process just failed to connect to (before topology notices).
 import type { DeepReadonly, PostgresBackendConfig } from '@dbproxy/config';
 import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
 import type { BackendState, TopologyView } from '@dbproxy/topology-client';
@@ -29,11 +30,15 @@ export interface BackendChoice {
 export class BackendDirectory {
   private readonly selector: ReplicaSelector;
   private readonly byName: ReadonlyMap<string, BackendConfig>;
+  /** Replicas this process could not connect to, until when (performance.now() ms). */
+  private readonly unreachable = new Map<string, number>();
 
   constructor(
     private readonly backends: readonly BackendConfig[],
     private readonly topology: () => TopologyView,
     pressureMargin: number,
+    /** How long a replica that refused a connection is skipped: until the health checks had time to judge it. */
+    private readonly unreachableMs = 2_000,
   ) {
     this.selector = new ReplicaSelector({ margin: pressureMargin });
     this.byName = new Map(backends.map((b) => [b.name, b]));
@@ -60,7 +65,7 @@ export class BackendDirectory {
     const targets = new Map<string, BackendTarget>();
     for (const state of usable) {
       const target = this.targetOf(state, 'replica');
-      if (!target) continue;
+      if (!target || this.isUnreachable(state.name)) continue;
       targets.set(state.name, target);
       const figures = load.load(state.name);
       candidates.push({ name: state.name, weight: state.weight, inUse: figures.inUse, waiters: figures.waiters, capacity: Math.max(1, figures.capacity) });
@@ -69,6 +74,20 @@ export class BackendDirectory {
     if (name !== undefined) return { target: targets.get(name), fellBack: false };
     if (!fallback) return { target: undefined, fellBack: false };
     return { target: this.primary(shard), fellBack: true };
+  }
+
+  /** A connect to `name` failed before anything was sent: replica choices skip it for a while. */
+  markUnreachable(name: string): void {
+    this.unreachable.set(name, performance.now() + this.unreachableMs);
+  }
+
+  private isUnreachable(name: string): boolean {
+    if (this.unreachable.size === 0) return false;
+    const until = this.unreachable.get(name);
+    if (until === undefined) return false;
+    if (until > performance.now()) return true;
+    this.unreachable.delete(name);
+    return false;
   }
 
   /** The target for a role, or a typed error naming what is missing. */

@@ -5,6 +5,7 @@ import type { Logger } from '@dbproxy/observability';
 import type { BackendDirectory } from './backend-directory';
 import type { CancelKeyRegistry } from './cancel-keys';
 import type { FrontendTls, PauseGate, SessionIds } from '@dbproxy/runtime';
+import type { IdleSweep } from './idle-sweep';
 import type { PgEdgeMetrics } from './metrics';
 import type { StartupShardKey } from './startup-shard-key';
 
@@ -35,9 +36,16 @@ export interface EdgeContext {
   readonly pause: PauseGate;
   /** Units and transparent sessions started since start (statements_total; transparent sessions are not parsed). */
   readonly counts: { statements: number };
+  /** Sessions waiting for their client, closed after proxy.client_read_timeout_seconds. */
+  readonly idle: IdleSweep;
   /** Offers a CancelRequest whose key this process does not know to every other pg-edge process. */
   broadcastCancel(processId: number, secretKey: number): void;
 }
 
-/** How long a client may take from connect to a finished startup (TLS and authentication included). */
-export const LOGIN_DEADLINE_MS = 60_000;
+/**
+ * How long a client may take from connect to a finished startup (TLS and authentication
+ * included): twice `postgres.connect_timeout_seconds`, at least 10 s (mysql-edge's rule).
+ */
+export function loginDeadlineMs(config: DeepReadonly<DbproxyConfig>): number {
+  return Math.max(10_000, config.postgres.connect_timeout_seconds * 2000);
+}

@@ -70,6 +70,12 @@ export const PgEdgeErrors = {
     'DBP_ERR_PGEDGE_RESULT_BUFFERS_FULL',
     'the proxy holds too many result bytes for all sessions (max_buffered_result_bytes = %d); retry later, or use transparent mode for large results',
   ),
+  idleSessionTimeout: createError<[number]>('DBP_ERR_PGEDGE_IDLE_SESSION_TIMEOUT', 'terminating connection due to idle-session timeout (proxy.client_read_timeout_seconds = %d)'),
+  idleInTransactionTimeout: createError<[number]>(
+    'DBP_ERR_PGEDGE_IDLE_IN_TRANSACTION_TIMEOUT',
+    'terminating connection due to idle-in-transaction timeout (proxy.client_read_timeout_seconds = %d)',
+  ),
+  shutdownTerminated: createError('DBP_ERR_PGEDGE_SHUTDOWN_TERMINATED', 'terminating connection due to administrator command: the proxy is shutting down'),
 } as const;
 
 /** SQLSTATE of each pg-edge error (PostgreSQL Appendix A). */
@@ -102,7 +108,7 @@ const SQLSTATE: Readonly<Record<string, string>> = {
   DBP_ERR_PGEDGE_STATEMENT_EXISTS: '42P05', // duplicate_prepared_statement
   DBP_ERR_PGEDGE_STATEMENT_UNKNOWN: '26000', // invalid_sql_statement_name
   DBP_ERR_PGEDGE_PROTOCOL: '08P01', // protocol_violation
-  DBP_ERR_PGEDGE_LOGIN_TIMEOUT: '08006',
+  DBP_ERR_PGEDGE_LOGIN_TIMEOUT: '08P01', // protocol_violation, as PgBouncer's client_login_timeout
   DBP_ERR_PGEDGE_SHARD_SPAN: '0A000', // feature_not_supported
   DBP_ERR_PGEDGE_SHARD_CROSS_TRANSACTION: '25001', // active_sql_transaction
   DBP_ERR_PGEDGE_SHARD_MERGE: '0A000',
@@ -121,6 +127,9 @@ const SQLSTATE: Readonly<Record<string, string>> = {
   DBP_ERR_PGEDGE_RESULT_BUFFERS_FULL: '53200', // out_of_memory
   DBP_ERR_PGEDGE_STARTUP_PARAMETER_UNKNOWN: '42704', // undefined_object, as PostgreSQL refuses an unknown setting
   DBP_ERR_PGEDGE_SETTINGS_NOT_APPLIED: '08006',
+  DBP_ERR_PGEDGE_IDLE_SESSION_TIMEOUT: '57P05', // idle_session_timeout, as PostgreSQL's own
+  DBP_ERR_PGEDGE_IDLE_IN_TRANSACTION_TIMEOUT: '25P03', // idle_in_transaction_session_timeout
+  DBP_ERR_PGEDGE_SHUTDOWN_TERMINATED: '57P01', // admin_shutdown, as a PostgreSQL server shutting down
 };
 
 /** The SQLSTATE for any error code pg-edge may have to report (its own, protocol-pg's, else XX000). */

@@ -17,6 +17,8 @@ export interface StartupPolicy {
   /** Hand SSLRequest to the caller (transparent mode without sharding passes TLS through). */
   readonly passthroughTls: boolean;
   readonly deadlineMs: number;
+  /** The client's SSLRequest was read already (a refused TLS passthrough): answer it first. */
+  readonly sslPending?: boolean;
 }
 
 export type StartupOutcome =
@@ -62,9 +64,9 @@ export function readStartup(client: Socket, policy: StartupPolicy): Promise<Star
           return finish({ kind: 'startup', socket, message: packet, tls, remainder: Buffer.from(framer.takeRemainder()) });
       }
     };
-    const onSslRequest = (frame: Frame) => {
+    const onSslRequest = (frame: Frame | undefined) => {
       if (tls) throw PgEdgeErrors.protocol('SSLRequest inside TLS');
-      if (policy.passthroughTls) return finish({ kind: 'ssl-passthrough', socket, request: Buffer.from(frame.bytes) });
+      if (policy.passthroughTls && frame) return finish({ kind: 'ssl-passthrough', socket, request: Buffer.from(frame.bytes) });
       const context = policy.tls.context;
       if (!context) {
         socket.write(REFUSE);
@@ -95,6 +97,7 @@ export function readStartup(client: Socket, policy: StartupPolicy): Promise<Star
     };
     // a client that ends its side before a whole startup packet (a partial header) is gone: close at once
     socket.on('data', onData).once('close', onClose).once('error', onClose).once('end', onClose);
+    if (policy.sslPending) onSslRequest(undefined);
     // A socket paused by an earlier phase (a refused TLS passthrough) does not resume on its own.
     socket.resume();
   });

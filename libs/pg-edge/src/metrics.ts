@@ -20,6 +20,10 @@ export interface PgEdgeMetrics {
   readonly routeTally: RouteTally;
   /** Units routed by statement sharding ([[postgres.sharding.rules]]), by shard (a read on every shard counts once per shard). */
   readonly shardUnits: Counter<'shard'>;
+  /** Sessions closed for a silent client: `idle` (client_read_timeout_seconds) or `login` (the startup deadline). */
+  readonly clientTimeouts: Counter<'mode' | 'kind'>;
+  /** Connects to a backend that failed before anything was sent, retried on another backend (`to`: replica, primary). */
+  readonly connectRetries: Counter<'mode' | 'to'>;
 }
 
 /** Per-backend pool figures, read from the pools at scrape time. */
@@ -140,5 +144,7 @@ export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures
     sessionsPoisoned: metrics.counter({ name: 'dbproxy_pg_sessions_poisoned_total', help: 'Pinned sessions ended because their backend connection was lost', labelNames: ['reason'] }),
     shardUnits: metrics.counter({ name: 'dbproxy_pg_shard_units_total', help: 'Transaction-mode units routed by [[postgres.sharding.rules]], by shard', labelNames: ['shard'] }),
     pipelinedUnits: metrics.counter({ name: 'dbproxy_pg_pipelined_units_total', help: 'Reads queued behind other sessions\' reads on a lent connection instead of waiting for one (pipeline_depth)' }),
+    clientTimeouts: metrics.counter({ name: 'dbproxy_pg_client_timeouts_total', help: 'Sessions closed because the client was silent (idle: client_read_timeout_seconds; login: the startup deadline)', labelNames: ['mode', 'kind'] }),
+    connectRetries: metrics.counter({ name: 'dbproxy_pg_backend_connect_retries_total', help: 'Backend connects refused before anything was sent, retried on another backend', labelNames: ['mode', 'to'] }),
   };
 }

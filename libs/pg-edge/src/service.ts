@@ -11,12 +11,12 @@ import { backendsReport, FIGURES_TOPIC, mergeFigures, type ProcessFigures } from
 import { AdminSessions } from './admin-sessions';
 import { BackendDirectory } from './backend-directory';
 import { CancelKeyRegistry } from './cancel-keys';
-import type { EdgeContext, EdgeEpoch, ListenerRole } from './edge-context';
+import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } from './edge-context';
 import { PgEdgeErrors, toErrorResponse } from './errors';
-import { readStartup } from './frontend-startup';
 import { loadFrontendTls } from '@dbproxy/runtime';
+import { IdleSweep } from './idle-sweep';
 import { createPgEdgeMetrics } from './metrics';
-import { CANCEL_SUBJECT, encodeCancel, handleCancel, receiveCancel, refuse } from './session-common';
+import { CANCEL_SUBJECT, encodeCancel, receiveCancel, refuse, refuseAtStartup } from './session-common';
 import { StartupShardKey } from './startup-shard-key';
 import { TransactionPools } from './transaction/backend-pools';
 import { TxShared } from './transaction/tx-shared';
@@ -27,6 +27,8 @@ import { TransparentSession } from './transparent/transparent-session';
 
 interface Closable {
   close(reason: string): void;
+  /** The shutdown deadline passed: FATAL 57P01 where the protocol allows, then close. */
+  shutDown?(): void;
 }
 
 function buildEpoch(snapshot: ConfigSnapshot, topology: TopologyClient): EdgeEpoch {
@@ -34,9 +36,14 @@ function buildEpoch(snapshot: ConfigSnapshot, topology: TopologyClient): EdgeEpo
   return {
     epoch: snapshot.epoch,
     config,
-    directory: new BackendDirectory(config.postgres_backends, () => topology.current(), config.postgres.pressure_margin),
+    directory: new BackendDirectory(config.postgres_backends, () => topology.current(), config.postgres.pressure_margin, unreachableMs(config)),
     shardKey: new StartupShardKey(config.postgres.sharding),
   };
+}
+
+/** How long a replica that refused a connection is skipped: until topology had time to mark it down (mysql-edge's rule). */
+function unreachableMs(config: ConfigSnapshot['config']): number {
+  return Math.max(2_000, config.health.interval_seconds * 1000 * (config.health.failures_before_down + 1));
 }
 
 export const pgEdgeService: ServiceDefinition = {
@@ -68,6 +75,7 @@ export const pgEdgeService: ServiceDefinition = {
       sessionIds: new SessionIds('p'),
       pause: new PauseGate(),
       counts: { statements: 0 },
+      idle: new IdleSweep(),
       broadcastCancel: (processId, secretKey) => {
         try {
           ctx.bus.publish(CANCEL_SUBJECT, encodeCancel(processId, secretKey), { origin: ctx.instanceId });
@@ -99,7 +107,7 @@ export const pgEdgeService: ServiceDefinition = {
       socket.on('error', () => socket.destroy());
       if (current.config.postgres.routing_mode === 'transparent') {
         const session = new TransparentSession(socket, listener, edge, current);
-        const entry = { close: (reason: string) => session.destroy(reason) };
+        const entry = { close: (reason: string) => session.destroy(reason), shutDown: () => session.shutDown() };
         sessions.add(entry);
         transparent.add(session);
         admin.add(session);
@@ -151,8 +159,12 @@ export const pgEdgeService: ServiceDefinition = {
         unsubscribe();
         unwatch();
         cancels.unsubscribe();
-        for (const session of sessions) session.close('shutdown');
+        for (const session of sessions) {
+          if (session.shutDown) session.shutDown();
+          else session.close('shutdown');
+        }
         sessions.clear();
+        edge.idle.close();
         shared.close();
         topology.stop();
         await pools.close(0);
@@ -163,14 +175,14 @@ export const pgEdgeService: ServiceDefinition = {
   },
 };
 
-/** Admission refused: read the startup packet so the client gets a PostgreSQL error (53300 / 57P03), and serve cancels anyway. */
+/**
+ * Admission refused: the SSLRequest answered (TLS when configured) and the startup packet read, so
+ * the client prints the PostgreSQL error (53300 / 57P03); cancels are served anyway. A refused
+ * connection is not counted against max_connections: it gets at most 5 s (or the login deadline).
+ */
 function rejectConnection(socket: Socket, reason: RejectReason, edge: EdgeContext): void {
-  const error = reason === 'draining' ? PgEdgeErrors.shuttingDown() : PgEdgeErrors.tooManyConnections(edge.epoch().config.postgres.max_connections);
+  const config = edge.epoch().config;
+  const error = reason === 'draining' ? PgEdgeErrors.shuttingDown() : PgEdgeErrors.tooManyConnections(config.postgres.max_connections);
   edge.metrics.startupRejections.inc({ reason });
-  void readStartup(socket, { tls: { mode: 'disabled', context: undefined }, passthroughTls: false, deadlineMs: 5000 }).then((outcome) => {
-    if (outcome.kind === 'cancel') return handleCancel(edge, 'transparent', outcome.processId, outcome.secretKey, socket);
-    const target = outcome.kind === 'failed' && outcome.error === undefined ? undefined : outcome.socket;
-    if (target) refuse(target, toErrorResponse(error, 'FATAL'));
-    else socket.destroy();
-  });
+  void refuseAtStartup(edge, socket, toErrorResponse(error, 'FATAL'), Math.min(5000, loginDeadlineMs(config)));
 }

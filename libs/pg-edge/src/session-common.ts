@@ -3,12 +3,30 @@ import type { Socket } from 'node:net';
 import { encodeBackendMessages, type ErrorResponse } from '@dbproxy/protocol-pg';
 import { sendCancelRequest } from './backend-socket';
 import type { EdgeContext } from './edge-context';
+import { readStartup } from './frontend-startup';
 
 /** Sends the error (FATAL during startup) and closes once it is written. */
 export function refuse(socket: Socket, error: ErrorResponse): void {
   if (socket.destroyed) return;
   socket.end(encodeBackendMessages(error));
+  // read on (and drop) what the client still sends: its close is seen at once, and frees its admission slot
+  socket.resume();
   setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+/**
+ * Refuses a connection before its startup: the SSLRequest is answered first (`N`, or TLS when
+ * proxy.tls is configured), then the FATAL follows the StartupMessage, where every client prints
+ * it (libpq answers an ErrorResponse to its SSLRequest with "server sent an error response during
+ * SSL exchange" and nothing else). `sslPending`: the SSLRequest was read already. A CancelRequest
+ * is served as usual.
+ */
+export async function refuseAtStartup(edge: EdgeContext, socket: Socket, error: ErrorResponse, deadlineMs: number, sslPending = false): Promise<void> {
+  const outcome = await readStartup(socket, { tls: edge.tls, passthroughTls: false, deadlineMs, sslPending });
+  if (outcome.kind === 'cancel') return handleCancel(edge, 'transparent', outcome.processId, outcome.secretKey, socket);
+  const target = outcome.kind === 'failed' && outcome.error === undefined ? undefined : outcome.socket;
+  if (target) refuse(target, error);
+  else socket.destroy();
 }
 
 /**

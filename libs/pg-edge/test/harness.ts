@@ -35,6 +35,8 @@ export interface EdgeOptions {
    * topology's first snapshot in the edge's view, for a test whose shard primary is meant to be down.
    */
   readonly until?: 'ready' | 'checked';
+  /** More `[proxy]` lines (timeouts, TLS tables go in `extraToml`). */
+  readonly proxy?: string;
 }
 
 /** The runtime's admin reads and blue/green actions, and GET /postgres/backends (topology's view in the edge). */
@@ -43,9 +45,10 @@ export interface EdgeHarness extends TestRuntime, BackendsView<BackendReport, Ba
   readonly roPort: number;
 }
 
-function configToml(backends: readonly BackendSpec[], postgresToml: string, extraToml: string, rwPort: number, roPort: number): string {
+function configToml(backends: readonly BackendSpec[], postgresToml: string, extraToml: string, rwPort: number, roPort: number, proxyToml = ''): string {
   const entries = backends.map((b) => backendToml('postgres_backends', { ...b, address: `${b.host}:${b.port}` }));
-  return `${commonToml({ proxy: 'shutdown_timeout_seconds = 3', topology: extraToml })}
+  const proxy = proxyToml.includes('shutdown_timeout_seconds') ? proxyToml : `shutdown_timeout_seconds = 3\n${proxyToml}`;
+  return `${commonToml({ proxy, topology: extraToml })}
 [postgres]
 enabled = true
 read_write_listen = "127.0.0.1:${rwPort}"
@@ -70,7 +73,7 @@ export async function startEdge(backends: readonly BackendSpec[], postgresToml: 
   const test = await startTestRuntime({
     name: 'pg-edge',
     services: [topologyService, pgEdgeService],
-    config: configToml(backends, postgresToml, extraToml, rwPort, roPort),
+    config: configToml(backends, postgresToml, extraToml, rwPort, roPort, options.proxy),
     forgetTopologyOf: 'postgres',
     ...(options.until === 'checked' ? { until: checked } : {}),
   });

@@ -22,6 +22,8 @@ interface Closable {
   close(reason: string): void;
   sweepIdle?(sweepMs: number): void;
   closeIfIdle?(reason: string): void;
+  /** The shutdown deadline passed: `-ERR` first, then close. */
+  shutDown?(): void;
 }
 
 /** How often idle command-mode clients are looked for. */
@@ -149,7 +151,10 @@ export const redisEdgeService: ServiceDefinition = {
         unwatch();
         clearInterval(publisher);
         clearInterval(idleSweep);
-        for (const session of sessions) session.close('shutdown');
+        for (const session of sessions) {
+          if (session.shutDown) session.shutDown();
+          else session.close('shutdown');
+        }
         sessions.clear();
         links.close();
         topology.stop();

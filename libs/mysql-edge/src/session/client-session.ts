@@ -540,6 +540,21 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     }
   }
 
+  /**
+   * The shutdown deadline passed with the session open: ERR 1053 (ER_SERVER_SHUTDOWN, 08S01) as the
+   * running command's answer, or unprompted with sequence id 0 between commands (as MySQL ends an
+   * idle connection), then the connection closes.
+   */
+  shutDown(): void {
+    if (this.state === 'closed') return;
+    if (this.state === 'login' || this.state === 'reauth') return this.close('shutdown');
+    const err = MysqlEdgeErrors.shuttingDown();
+    const ex = this.runningExchange();
+    if (this.state === 'ready' || ex === null) this.sendError(toMysqlError(err), 0);
+    else ex.timeout(err);
+    this.close('shutdown', true);
+  }
+
   /** Ends the session; `graceful` lets written replies reach the client first. */
   close(reason: string, graceful = false): void {
     if (this.state === 'closed') return;

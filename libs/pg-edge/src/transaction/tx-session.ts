@@ -21,6 +21,7 @@ import { BackendReportedError, PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
 import { descriptorOf, PauseHoldTimeout, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
+import { idleTimeout, type IdleWatched } from '../idle-sweep';
 import type { BackendConsumer, PgBackendConnection } from './backend-connection';
 import type { PgLease } from './backend-pools';
 import { BatchPlan, emitQuery, emitRefusal, readyForQuery, refusalBytes } from './batch-plan';
@@ -56,6 +57,16 @@ interface Retry {
   readonly name: string;
   readonly reserved: boolean;
 }
+/** A unit waiting for a pooled connection: what it needs to wait on another backend instead. */
+interface Acquiring {
+  readonly shard: string;
+  readonly role: 'primary' | 'replica';
+  readonly reserved: boolean;
+  readonly joinable: boolean;
+  readonly emit: Emit;
+  readonly synced: boolean;
+  readonly fromPlan: boolean;
+}
 interface Flags {
   pin: boolean;
   write: boolean;
@@ -65,7 +76,7 @@ interface Flags {
   dropsStatements: boolean;
 }
 
-export class TransactionSession implements RelayHooks, DeadlineWatched {
+export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatched {
   readonly key: ProxyKey;
   /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
   readonly adminId: string;
@@ -94,6 +105,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   /** That refusal's ErrorResponse already went out (a backend lost mid-batch): the Sync gets only ReadyForQuery. */
   private refusalSent = false;
   private deadline = Number.POSITIVE_INFINITY;
+  /** When the client last sent bytes, or the idle sweep last saw the session busy (proxy.client_read_timeout_seconds). */
+  private lastHeard = performance.now();
   /** A cancel arrived while the unit waited for a connection: it ends with 57014 when one comes. */
   private cancelWhileWaiting = false;
   /** The current unit may run again on another connection (see Retry); cleared when it ends or ran once more. */
@@ -111,7 +124,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
   private readonly opened: { readonly at: number; readonly client: string; readonly user: string };
   private readonly clientSide: InboxHandler = {
     onFrame: (frame) => this.onClientFrame(frame),
-    onChunkEnd: () => this.pump(),
+    onChunkEnd: () => {
+      this.lastHeard = performance.now();
+      this.pump();
+    },
     onClosed: (err) => this.close(err ? `client error: ${err.message}` : 'client closed'),
   };
   private readonly backendSide: BackendConsumer = {
@@ -151,6 +167,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
 
   start(): void {
     this.edge.metrics.sessions.inc({ mode: 'transaction', listener: this.listener });
+    this.edge.idle.watch(this);
     this.inbox.deliverTo(this.clientSide);
   }
 
@@ -392,10 +409,33 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       return this.onLease(joined, emit, synced, fromPlan);
     }
     this.cancelWhileWaiting = false;
-    this.shared.pools.acquire(name, reserved, joinable).then(
-      (lease) => this.onLease(lease, emit, synced, fromPlan),
-      (err: unknown) => this.onAcquireFailed(name, err, synced, fromPlan),
+    this.acquireOn(name, { shard, role: decision.role, reserved, joinable, emit, synced, fromPlan });
+  }
+
+  /** Waits for a connection of `name`; a replica that cannot be connected to (nothing was sent) gives way to another backend. */
+  private acquireOn(name: string, unit: Acquiring): void {
+    this.shared.pools.acquire(name, unit.reserved, unit.joinable).then(
+      (lease) => this.onLease(lease, unit.emit, unit.synced, unit.fromPlan),
+      (err: unknown) => {
+        const next = this.machine.is('running') && !this.cancelWhileWaiting ? this.elsewhere(name, err, unit) : undefined;
+        if (next === undefined) return this.onAcquireFailed(name, err, unit.synced, unit.fromPlan);
+        if (this.retry) this.retry = { ...this.retry, name: next };
+        this.acquireOn(next, { ...unit, joinable: false });
+      },
     );
+  }
+
+  /** The backend to try after `failed` refused a new connection: another replica, or the primary (fallback_to_primary); undefined when none. */
+  private elsewhere(failed: string, err: unknown, unit: Acquiring): string | undefined {
+    if (unit.role !== 'replica' || !isConnectFailure(err) || this.epoch.directory.config(failed)?.role !== 'replica') return undefined;
+    this.epoch.directory.markUnreachable(failed);
+    const choice = this.epoch.directory.replica(unit.shard, this.shared.pools, this.epoch.config.postgres.fallback_to_primary);
+    const target = choice.target;
+    if (!target || target.config.name === failed) return undefined;
+    this.edge.logger.debug({ backend: failed, err: errorMessage(err) }, 'replica refused a connection: trying another backend');
+    this.edge.metrics.connectRetries.inc({ mode: 'transaction', to: target.role });
+    if (choice.fellBack) this.routeCounters.fallback.inc();
+    return target.config.name;
   }
 
   private onLease(lease: PgLease, emit: Emit, synced: boolean, fromPlan: boolean): void {
@@ -458,7 +498,9 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.machine.transition('running', 'idle', 'acquire failed');
     const cancelled = this.cancelWhileWaiting;
     this.cancelWhileWaiting = false;
-    this.refuseUnit(cancelled ? PgEdgeErrors.queryCanceled() : PgEdgeErrors.acquireTimeout.withCause(err, name, errorMessage(err)), synced, fromPlan);
+    // a backend that cannot be connected to is a connection failure (08006), not a full pool (53300)
+    const error = cancelled ? PgEdgeErrors.queryCanceled() : isConnectFailure(err) ? PgEdgeErrors.backendConnect.withCause(err, name, errorMessage(err)) : PgEdgeErrors.acquireTimeout.withCause(err, name, errorMessage(err));
+    this.refuseUnit(error, synced, fromPlan);
     this.pump();
   }
 
@@ -675,6 +717,18 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.fail(PgEdgeErrors.queryTimeout(this.epoch.config.postgres.query_timeout_seconds), true);
   }
 
+  /** The idle sweep: a session that waits for its client (no unit running or queued) ends after client_read_timeout_seconds of silence. */
+  checkIdle(nowMs: number): void {
+    if (this.machine.is('running') || this.pendingHead < this.pending.length || this.copyBlocked) {
+      this.lastHeard = nowMs;
+      return;
+    }
+    const timeoutMs = this.epoch.config.proxy.client_read_timeout_seconds * 1000;
+    if (nowMs - this.lastHeard < timeoutMs || this.machine.is('closed') || this.machine.is('poisoned')) return;
+    this.edge.metrics.clientTimeouts.inc({ mode: 'transaction', kind: 'idle' });
+    this.fatal(idleTimeout(this.machine.is('in_transaction') || this.lastStatus !== IDLE, timeoutMs));
+  }
+
   /** A client CancelRequest: the backend gets a real cancel; while waiting for a connection, the unit ends with 57014. */
   cancelRequested(): void {
     if (!this.machine.is('running') || this.sharded?.cancelRunning()) return;
@@ -710,6 +764,12 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     this.close(error.message);
   }
 
+  /** The shutdown deadline passed with the session still open: FATAL 57P01, as a PostgreSQL server shutting down, then close. */
+  shutDown(): void {
+    if (this.machine.is('closed')) return;
+    this.fatal(PgEdgeErrors.shutdownTerminated());
+  }
+
   /** Ends the session: a held connection is closed (PostgreSQL rolls back what was open), never reused. */
   close(reason: string): void {
     if (this.machine.is('closed')) return;
@@ -719,6 +779,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.key.processId, client, user, listener: this.listener, duration_ms: Date.now() - at, reason: sessionCloseKind(reason), detail: reason });
     this.edge.metrics.sessions.dec({ mode: 'transaction', listener: this.listener });
     this.edge.cancelKeys.revoke(this.key);
+    this.edge.idle.unwatch(this);
     this.shared.running.delete(this);
     const lease = this.lease;
     this.lease = undefined;
@@ -726,6 +787,11 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (!this.client.destroyed) this.client.end();
     setTimeout(() => this.client.destroy(), 1000).unref();
   }
+}
+
+/** The pool could not open a connection (refused, timed out, TLS or authentication failed): nothing reached the backend. */
+function isConnectFailure(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === 'DBP_ERR_POOL_CREATE_FAILED';
 }
 
 /** DEALLOCATE and DISCARD (which pin the session) may drop statements the connection prepared for its clients. */

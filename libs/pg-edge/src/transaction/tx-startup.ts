@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { DeepReadonly, UserConfig } from '@dbproxy/config';
 import { encodeBackendMessages, pgError, type BackendMessage, type StartupMessage } from '@dbproxy/protocol-pg';
 import { errorMessage, peerAddress, publishOperationalEvent } from '@dbproxy/util';
-import { LOGIN_DEADLINE_MS, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
+import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup } from '../frontend-startup';
 import { handleCancel, refuse } from '../session-common';
@@ -25,9 +25,15 @@ export async function startTransactionSession(
   track: (session: TransactionSession) => void,
 ): Promise<void> {
   const clientAddress = peerAddress(client); // before the handle may move to another socket
-  const outcome = await readStartup(client, { tls: edge.tls, passthroughTls: false, deadlineMs: LOGIN_DEADLINE_MS });
+  // one deadline from connect to the greeting: startup packet, TLS and authentication
+  const loginMs = loginDeadlineMs(epoch.config);
+  const loginEnds = performance.now() + loginMs;
+  const outcome = await readStartup(client, { tls: edge.tls, passthroughTls: false, deadlineMs: loginMs });
   if (outcome.kind === 'cancel') return handleCancel(edge, 'transaction', outcome.processId, outcome.secretKey, client);
-  if (outcome.kind === 'failed') return void (outcome.error ? refuse(outcome.socket, toErrorResponse(outcome.error, 'FATAL')) : outcome.socket.destroy());
+  if (outcome.kind === 'failed') {
+    if (PgEdgeErrors.loginTimeout.is(outcome.error)) edge.metrics.clientTimeouts.inc({ mode: 'transaction', kind: 'login' });
+    return void (outcome.error ? refuse(outcome.socket, toErrorResponse(outcome.error, 'FATAL')) : outcome.socket.destroy());
+  }
   if (outcome.kind !== 'startup') return void outcome.socket.destroy();
   let socket = outcome.socket;
   const loginFailed = (reason: string) =>
@@ -46,8 +52,14 @@ export async function startTransactionSession(
   const inbox = new ClientInbox(socket, outcome.remainder, epoch.config.postgres.max_message_bytes);
   socket = inbox.socket;
   const user = epoch.config.users.find((u) => u.name === userName);
-  const timer = setTimeout(() => socket.destroy(), LOGIN_DEADLINE_MS);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    edge.metrics.clientTimeouts.inc({ mode: 'transaction', kind: 'login' });
+    refuse(socket, toErrorResponse(PgEdgeErrors.loginTimeout(Math.round(loginMs / 1000)), 'FATAL'));
+  }, Math.max(0, loginEnds - performance.now()));
   const auth = await authenticateClient(socket, inbox, userName, user, shared.secrets).finally(() => clearTimeout(timer));
+  if (timedOut) return;
   if (!auth.ok) {
     edge.metrics.startupRejections.inc({ reason: 'auth' });
     loginFailed(auth.error === undefined ? 'the client left during authentication' : user === undefined ? 'unknown user' : 'wrong password');

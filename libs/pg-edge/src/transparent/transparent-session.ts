@@ -16,12 +16,15 @@ import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } 
 import type { BackendTarget } from '../backend-directory';
 import { connectTcp, openBackendSocket, sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
-import { LOGIN_DEADLINE_MS, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
+import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
-import { handleCancel, refuse } from '../session-common';
-import { adoptSocketRaw, ByteReader, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
+import { idleTimeout, type IdleWatched } from '../idle-sweep';
+import { handleCancel, refuse, refuseAtStartup } from '../session-common';
+import { adoptSocketRaw, ByteReader, StateMachine, type RawListener, type SessionSnapshot } from '@dbproxy/runtime';
 import { bindLifetimes, pump, relayTo } from './socket-pair';
+import { sslAnswer } from './ssl-answer';
+import { StreamWatch } from './stream-watch';
 
 type State = 'startup' | 'connecting' | 'authenticating' | 'streaming' | 'closed';
 const LEGAL: Record<State, readonly State[]> = {
@@ -34,7 +37,10 @@ const LEGAL: Record<State, readonly State[]> = {
 const ACCEPT_TLS = 0x53; // 'S'
 const SESSION_SPAN: SpanOptions = { kind: SpanKind.SERVER, attributes: { 'db.system': 'postgresql', 'dbproxy.mode': 'transparent' } };
 
-export class TransparentSession {
+type Resolution = ReturnType<EdgeEpoch['shardKey']['resolve']>;
+type OnRefused = (err: unknown, client: Socket) => void;
+
+export class TransparentSession implements IdleWatched {
   private readonly machine = new StateMachine<State>('pg_transparent_session', 'startup', LEGAL);
   private proxyKey: ProxyKey | undefined;
   private releaseLoad: (() => void) | undefined;
@@ -51,6 +57,10 @@ export class TransparentSession {
   /** When the backend said ReadyForQuery (0 before): session lines are written from then on. */
   private openedAt = 0;
   private tls = false;
+  /** The relayed streams' activity, from the first relayed byte on (proxy.client_read_timeout_seconds, shutdown). */
+  private watch: StreamWatch | undefined;
+  private readonly startedPerf = performance.now();
+  private readonly loginMs: number;
 
   constructor(
     /** The client's socket; replaced by the adopted one once its reads bypass the stream layer. */
@@ -59,6 +69,7 @@ export class TransparentSession {
     private readonly edge: EdgeContext,
     private readonly epoch: EdgeEpoch,
   ) {
+    this.loginMs = loginDeadlineMs(epoch.config);
     this.adminId = edge.sessionIds.allocate();
     this.clientAddress = peerAddress(client);
   }
@@ -97,9 +108,10 @@ export class TransparentSession {
   async run(): Promise<void> {
     this.edge.metrics.sessions.inc({ mode: 'transparent', listener: this.listener });
     this.client.once('close', () => this.edge.metrics.sessions.dec({ mode: 'transparent', listener: this.listener }));
+    this.edge.idle.watch(this);
     try {
       const passthroughTls = !this.epoch.shardKey.enabled;
-      const outcome = await readStartup(this.client, { tls: this.edge.tls, passthroughTls, deadlineMs: LOGIN_DEADLINE_MS });
+      const outcome = await readStartup(this.client, { tls: this.edge.tls, passthroughTls, deadlineMs: this.loginMs });
       await this.afterStartup(outcome);
     } catch (err) {
       this.fail(err, this.client);
@@ -118,6 +130,40 @@ export class TransparentSession {
     this.backend?.destroy();
   }
 
+  /** The shutdown deadline passed: FATAL 57P01 between two backend messages (as PostgreSQL shutting down), else just closed. */
+  shutDown(): void {
+    this.endWith(PgEdgeErrors.shutdownTerminated(), 'shutdown');
+  }
+
+  /**
+   * The idle sweep: before streaming, the login deadline (connect, backend authentication); then
+   * proxy.client_read_timeout_seconds while the backend waits for a silent client (57P05, or 25P03
+   * in a transaction, as PostgreSQL's own idle timeouts).
+   */
+  checkIdle(nowMs: number): void {
+    if (this.machine.is('closed')) return;
+    if (!this.machine.is('streaming')) {
+      if (nowMs - this.startedPerf < this.loginMs || this.machine.is('startup')) return; // readStartup has its own deadline
+      this.edge.metrics.clientTimeouts.inc({ mode: 'transparent', kind: 'login' });
+      return this.fail(PgEdgeErrors.loginTimeout(Math.round(this.loginMs / 1000)), this.client);
+    }
+    const timeoutMs = this.epoch.config.proxy.client_read_timeout_seconds * 1000;
+    const watch = this.watch;
+    if (!watch || watch.idleFor(nowMs) < timeoutMs) return;
+    this.edge.metrics.clientTimeouts.inc({ mode: 'transparent', kind: 'idle' });
+    this.endWith(idleTimeout(watch.inTransaction, timeoutMs), 'client idle');
+  }
+
+  /** Closes both sides; the client reads `error` first when the backend's stream is between two messages. */
+  private endWith(error: Error, reason: string): void {
+    if (this.machine.is('closed')) return;
+    const between = this.machine.is('authenticating') || this.watch?.boundaries?.atBoundary === true;
+    this.backend?.destroy();
+    if (between) refuse(this.client, toErrorResponse(error, 'FATAL'));
+    else this.client.destroy();
+    this.close(reason);
+  }
+
   private async afterStartup(outcome: StartupOutcome): Promise<void> {
     switch (outcome.kind) {
       case 'failed':
@@ -134,15 +180,23 @@ export class TransparentSession {
 
   /** Sharding is off: the client's TLS goes to the backend; we never see inside it. */
   private async passTlsThrough(client: Socket, request: Buffer): Promise<void> {
-    const target = this.choose(this.epoch.shardKey.resolve({ type: 'StartupMessage', protocolVersion: 196608, parameters: new Map() }), client);
-    if (!target) return;
+    // until the backend answers the SSLRequest, a refusal answers it first and follows the client's StartupMessage
+    const refuseAfterSsl: OnRefused = (err, socket) => this.refuseAfterSsl(err, socket);
+    const resolution = this.epoch.shardKey.resolve({ type: 'StartupMessage', protocolVersion: 196608, parameters: new Map() });
     this.machine.transition('startup', 'connecting', 'TLS passthrough');
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
-    const backend = await connectTcp(target.connectAddress, target.config.name, { timeoutMs: connectTimeoutMs });
+    const opened = await this.openChosen(resolution, client, (target) => connectTcp(target.connectAddress, target.config.name, { timeoutMs: connectTimeoutMs }), refuseAfterSsl);
+    if (!opened) return;
+    const { backend, target } = opened;
     this.attachBackend(backend, target);
     backend.write(request);
     // the backend's one-byte answer to the SSLRequest, within the connect timeout (a silent or closing backend fails the client)
-    const answer = await sslAnswer(backend, target.config.name, connectTimeoutMs);
+    let answer: Buffer;
+    try {
+      answer = await sslAnswer(backend, target.config.name, connectTimeoutMs);
+    } catch (err) {
+      return this.refuseAfterSsl(err, client);
+    }
     if (answer.length !== 1 || answer[0] !== ACCEPT_TLS) {
       // The backend refused TLS: tell the client, and go on with its plaintext startup.
       backend.destroy();
@@ -151,7 +205,7 @@ export class TransparentSession {
       this.machine.transition('connecting', 'startup', 'backend refused TLS');
       client.write(answer.subarray(0, 1));
       const plain = { mode: 'disabled', context: undefined } as const;
-      return this.afterStartup(await readStartup(client, { tls: plain, passthroughTls: false, deadlineMs: LOGIN_DEADLINE_MS }));
+      return this.afterStartup(await readStartup(client, { tls: plain, passthroughTls: false, deadlineMs: this.loginMs }));
     }
     const releasePassthrough = this.edge.cancelKeys.addPassthrough(target.connectAddress);
     backend.once('close', releasePassthrough);
@@ -159,6 +213,39 @@ export class TransparentSession {
     this.machine.transition('connecting', 'streaming', 'TLS passed through');
     this.opened(true);
     this.wire(client, backend);
+  }
+
+  /** A refusal before the passed-through SSLRequest was answered: `N` (or our TLS), the StartupMessage, then the FATAL. */
+  private refuseAfterSsl(err: unknown, client: Socket): void {
+    this.backend?.destroy();
+    this.close('failed');
+    if (err !== undefined && this.span?.isRecording()) this.span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
+    this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
+    void refuseAtStartup(this.edge, client, toErrorResponse(err, 'FATAL'), Math.max(1000, this.loginMs - (performance.now() - this.startedPerf)), true);
+  }
+
+  /**
+   * Opens a backend for the session. A replica that refuses the connection (nothing was sent to it
+   * yet) is skipped for a while and another replica, or the primary with fallback_to_primary, is
+   * tried: reads do not fail in the seconds before topology marks it down.
+   */
+  private async openChosen(resolution: Resolution, client: Socket, open: (target: BackendTarget) => Promise<Socket>, onRefused: OnRefused): Promise<{ backend: Socket; target: BackendTarget } | undefined> {
+    for (let retried = false; ; retried = true) {
+      const target = this.choose(resolution, client, onRefused);
+      if (!target) return undefined;
+      if (retried) this.edge.metrics.connectRetries.inc({ mode: 'transparent', to: target.role });
+      try {
+        return { backend: await open(target), target };
+      } catch (err) {
+        if (target.role !== 'replica' || client.destroyed) {
+          this.edge.metrics.routingFailures.inc({ reason: 'backend_connect' });
+          onRefused(err, client);
+          return undefined;
+        }
+        this.edge.logger.debug({ backend: target.config.name, err: errorMessage(err) }, 'replica refused a connection: trying another backend');
+        this.epoch.directory.markUnreachable(target.config.name);
+      }
+    }
   }
 
   private async startSession(client: Socket, startup: StartupMessage, tls: boolean, remainder: Buffer): Promise<void> {
@@ -177,19 +264,17 @@ export class TransparentSession {
       this.edge.metrics.startupRejections.inc({ reason: 'shard' });
       return this.fail(resolution.error, client);
     }
-    const target = this.choose(resolution, client);
-    if (!target) return;
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
     const connectStarted = this.span?.isRecording() ? performance.now() : 0;
-    let backend: Socket;
-    // A plain backend is read without stream machinery (a TLS wrap keeps its stream).
-    const reader = target.config.tls.enabled ? undefined : new ByteReader();
-    try {
-      backend = await openBackendSocket(target.config, target.connectAddress, { timeoutMs: connectTimeoutMs, onread: reader?.onread });
-    } catch (err) {
-      this.edge.metrics.routingFailures.inc({ reason: 'backend_connect' });
-      return this.fail(err, client);
-    }
+    let reader: ByteReader | undefined;
+    const open = (target: BackendTarget) => {
+      // A plain backend is read without stream machinery (a TLS wrap keeps its stream).
+      reader = target.config.tls.enabled ? undefined : new ByteReader();
+      return openBackendSocket(target.config, target.connectAddress, { timeoutMs: connectTimeoutMs, onread: reader?.onread });
+    };
+    const opened = await this.openChosen(resolution, client, open, (err, socket) => this.fail(err, socket));
+    if (!opened) return;
+    const { backend, target } = opened;
     if (client.destroyed) return void backend.destroy();
     if (connectStarted > 0) this.span?.setAttribute('dbproxy.connect_ms', Math.round((performance.now() - connectStarted) * 1000) / 1000);
     this.attachBackend(backend, target);
@@ -201,9 +286,14 @@ export class TransparentSession {
 
   /** From now on the client's bytes go to the backend untouched: a plain client is read without the stream layer. */
   private clientToBackend(client: Socket, backend: Socket): Socket {
+    const watch = (this.watch = new StreamWatch(false));
     // adoptSocketRaw never calls back synchronously: `relay` exists before the first read.
-    const adopted = adoptSocketRaw(client, (buf, n) => relay(buf, n));
+    const adopted = adoptSocketRaw(client, (buf, n) => {
+      watch.fromClient();
+      relay(buf, n);
+    });
     if (adopted === null) {
+      client.on('data', () => watch.fromClient());
       pump(client, backend);
       return client;
     }
@@ -213,10 +303,10 @@ export class TransparentSession {
   }
 
   /** The backend for the session; on failure `client` (the socket the client speaks on now: TLS once terminated) gets the error. */
-  private choose(resolution: ReturnType<EdgeEpoch['shardKey']['resolve']>, client: Socket): BackendTarget | undefined {
+  private choose(resolution: Resolution, client: Socket, onRefused: OnRefused): BackendTarget | undefined {
     this.span ??= this.edge.tracer.startSpan('postgres session', SESSION_SPAN);
     if (!resolution.ok) {
-      this.fail(resolution.error, client);
+      onRefused(resolution.error, client);
       return undefined;
     }
     const pg = this.epoch.config.postgres;
@@ -228,7 +318,7 @@ export class TransparentSession {
       return choice.target;
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
-      this.fail(err, client);
+      onRefused(err, client);
       return undefined;
     }
   }
@@ -291,12 +381,19 @@ export class TransparentSession {
       }
       if (ready) {
         backend.off('data', onData);
+        const watch = this.watch as StreamWatch;
         const rest = framer.takeRemainder();
-        if (rest.length > 0) client.write(rest);
+        if (rest.length > 0) {
+          watch.fromBackend(rest, rest.length);
+          client.write(rest);
+        }
         this.machine.transition('authenticating', 'streaming', 'ReadyForQuery');
         this.opened(this.tls);
-        if (reader) reader.rawSink = relayTo(client, backend);
-        else pump(backend, client);
+        if (reader) reader.rawSink = watched(watch, relayTo(client, backend));
+        else {
+          backend.on('data', (chunk: Buffer) => watch.fromBackend(chunk, chunk.length));
+          pump(backend, client);
+        }
       }
     };
     if (reader) reader.sink = onData;
@@ -304,6 +401,9 @@ export class TransparentSession {
   }
 
   private wire(client: Socket, backend: Socket): void {
+    const watch = (this.watch = new StreamWatch(true));
+    client.on('data', () => watch.fromClient());
+    backend.on('data', (chunk: Buffer) => watch.fromBackend(chunk, chunk.length));
     bindLifetimes(client, backend, (reason) => this.close(reason));
     pump(client, backend);
     pump(backend, client);
@@ -343,29 +443,17 @@ export class TransparentSession {
     if (this.openedAt !== 0) {
       publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(reason), detail: reason });
     }
+    this.edge.idle.unwatch(this);
     if (this.proxyKey) this.edge.cancelKeys.revoke(this.proxyKey);
     this.releaseLoad?.();
     this.span?.end();
   }
 }
 
-/** The first bytes the backend sends after the SSLRequest; rejects when it closes, errs or says nothing for `timeoutMs`. */
-function sslAnswer(backend: Socket, name: string, timeoutMs: number): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const settle = (error: Error | undefined, answer?: Buffer) => {
-      clearTimeout(timer);
-      backend.off('data', onData);
-      backend.off('close', onClose);
-      backend.off('error', onError);
-      if (error) reject(error);
-      else resolve(answer as Buffer);
-    };
-    const onData = (chunk: Buffer) => settle(undefined, chunk);
-    const onClose = () => settle(PgEdgeErrors.backendTls(name, 'the backend closed the connection after the SSLRequest'));
-    const onError = (err: Error) => settle(PgEdgeErrors.backendTls.withCause(err, name, errorMessage(err)));
-    const timer = setTimeout(() => settle(PgEdgeErrors.backendTls(name, `no answer to the SSLRequest within ${timeoutMs / 1000} s`)), timeoutMs);
-    backend.on('data', onData);
-    backend.once('close', onClose);
-    backend.once('error', onError);
-  });
+/** The backend's reads as the session's stream watch sees them, then relayed. */
+function watched(watch: StreamWatch, relay: RawListener): RawListener {
+  return (buf, n) => {
+    watch.fromBackend(buf, n);
+    relay(buf, n);
+  };
 }

@@ -440,6 +440,13 @@ export class CommandSession implements ReplySink, Flushable {
     if (this.ring.outstanding === 0 && this.leases.size === 0 && this.out.empty) this.close(reason);
   }
 
+  /** The shutdown deadline passed: replies ready go out, then `-ERR` (the answer to the oldest command still owed, a BLPOP...), then the close. */
+  shutDown(): void {
+    if (this.closed) return;
+    this.flush();
+    this.close('shutdown', errorReply(RedisEdgeErrors.shuttingDown()));
+  }
+
   /** Ends the session: its own connections close, leased connections of abandoned blocking commands too. */
   /**
    * Closes the session; `farewell` (an error in the client's protocol) is written after the output

@@ -210,6 +210,14 @@ export class ConnectionSession {
     return this.backendName;
   }
 
+  /** The shutdown deadline passed: `-ERR` after what the backend sent so far (a relay knows no reply boundaries), then the close. */
+  shutDown(): void {
+    if (this.machine.is('closed')) return;
+    this.backend?.destroy();
+    if (!this.client.writableEnded) this.client.end(errorReply(RedisEdgeErrors.shuttingDown()));
+    this.close('shutdown');
+  }
+
   close(reason: string): void {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
