@@ -123,7 +123,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     private readonly settings: ReadonlyMap<string, string> = new Map(),
   ) {
     const pg = epoch.config.postgres;
-    this.spans = new UnitSpan(edge.tracer, { 'db.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard });
+    this.spans = new UnitSpan(edge.tracer, { 'dbproxy.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard }, epoch.directory.databaseOf(shard));
     this.router = shared.router(epoch);
     this.sharded = ShardedUnits.of(epoch, this.router, user);
     this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router), this.sharded?.executionRoute);
@@ -286,7 +286,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
     if (decision.pin) this.flags.dropsStatements ||= routes.some(dropsStatements);
     if (this.lease) {
       this.routeCounters.held.inc();
-      if (this.held) this.spans.onHeld(this.held);
+      if (this.held) this.spans.onHeld(this.held, this.lease.backend, this.epoch.directory.config(this.lease.backend)?.address);
       return this.dispatch(emit);
     }
     const pg = this.epoch.config.postgres;
@@ -297,7 +297,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       const target = choice.target as NonNullable<typeof choice.target>;
       name = target.config.name;
       this.routeCounters[target.role].inc();
-      this.spans.acquiring(name, target.role, choice.fellBack);
+      this.spans.acquiring(name, target.config.address, target.role, choice.fellBack);
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
@@ -317,6 +317,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched {
       return this.onLease(joined, emit, synced, fromPlan);
     }
     this.cancelWhileWaiting = false;
+    this.spans.waiting();
     this.shared.pools.acquire(name, reserved, joinable).then(
       (lease) => this.onLease(lease, emit, synced, fromPlan),
       (err: unknown) => this.onAcquireFailed(name, err, synced, fromPlan),
