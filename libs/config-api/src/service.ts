@@ -9,6 +9,7 @@ import { ConfigStore } from './config-store';
 import { EdgeRegistry } from './edge-registry';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
+import { traceRequests } from './request-spans';
 
 export interface ConfigApi {
   readonly app: FastifyInstance;
@@ -18,6 +19,7 @@ export interface ConfigApi {
 async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegistry): Promise<FastifyInstance> {
   const api = () => ctx.config.current().config.config_api;
   const app = Fastify({ logger: false, bodyLimit: api().max_body_bytes });
+  traceRequests(app, ctx.tracer, splitListen(ctx.local.config_api.listen));
   app.addContentTypeParser(['application/toml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
   await app.register(swagger, {
     openapi: {

@@ -2,7 +2,7 @@
 // a SERVER span per statement or command, an INTERNAL child for the pool wait and a CLIENT child for
 // the backend round trip. Nothing is built for a span that is not recorded: start() returns null
 // (tracing off, or the trace not sampled) and callers skip every other call with `?.`.
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api';
+import { context, INVALID_TRACEID, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api';
 
 /** Attribute names (semantic conventions v1.33+, stable database conventions). */
 export const DbAttributes = {
@@ -39,6 +39,15 @@ export interface DbOperation {
 
 const SERVER: SpanOptions = { kind: SpanKind.SERVER };
 const PLACEHOLDER = 'db';
+
+/**
+ * True when `tracer` belongs to a registered SDK provider (spans may be recorded); false for the
+ * API's no-op tracer, so that an edge skips even the span start per command. The probe span is
+ * never ended, so never exported.
+ */
+export function tracerRecords(tracer: Tracer | null): boolean {
+  return tracer !== null && tracer.startSpan('dbproxy tracing probe').spanContext().traceId !== INVALID_TRACEID;
+}
 
 /** `{operation} {collection}`, else `{operation} {namespace}` (SQL), else `{operation}` (semantic conventions' span name). */
 export function dbSpanName(op: DbOperation): string {

@@ -4,4 +4,4 @@ export { createLogger, type Logger, type LoggerOptions } from './logging';
 export { MetricsRegistry, type MetricSpec, type HistogramSpec } from './metrics';
 export { startTracing, installPropagation, contextFromTraceparent, type Tracing, type TracingOptions } from './tracing';
 export { observeLibraryChannels } from './diagnostics';
-export { DbSpan, DbAttributes, dbSpanName, mysqlSystemOf, splitAddress, type DbOperation, type DbSystemName } from './db-span';
+export { DbSpan, DbAttributes, dbSpanName, mysqlSystemOf, splitAddress, tracerRecords, type DbOperation, type DbSystemName } from './db-span';

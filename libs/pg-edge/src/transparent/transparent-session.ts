@@ -1,8 +1,9 @@
 // A transparent-mode session: read the startup (TLS, shard key), open the chosen backend, forward
 // the rewritten startup, swap BackendKeyData for our own, then pump bytes both ways untouched.
-// One span covers the session (statements are never parsed here, so it names no statement).
+// One SERVER span covers the session, with a CLIENT child for the backend connection (statements
+// are never parsed here: bytes are piped, so no statement boundary is seen and none is named).
 import type { Socket } from 'node:net';
-import { SpanKind, SpanStatusCode, type Span, type SpanOptions } from '@opentelemetry/api';
+import { DbSpan, tracerRecords } from '@dbproxy/observability';
 import {
   BackendCode,
   encodeBackendMessages,
@@ -31,7 +32,6 @@ const LEGAL: Record<State, readonly State[]> = {
   closed: [],
 };
 const ACCEPT_TLS = 0x53; // 'S'
-const SESSION_SPAN: SpanOptions = { kind: SpanKind.SERVER, attributes: { 'db.system': 'postgresql', 'dbproxy.mode': 'transparent' } };
 
 export class TransparentSession {
   private readonly machine = new StateMachine<State>('pg_transparent_session', 'startup', LEGAL);
@@ -39,7 +39,7 @@ export class TransparentSession {
   private releaseLoad: (() => void) | undefined;
   private backend: Socket | undefined;
   private backendOf: string | undefined;
-  private span: Span | undefined;
+  private span: DbSpan | null | undefined;
 
   constructor(
     /** The client's socket; replaced by the adopted one once its reads bypass the stream layer. */
@@ -129,7 +129,7 @@ export class TransparentSession {
     const target = this.choose(resolution, client);
     if (!target) return;
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
-    const connectStarted = this.span?.isRecording() ? performance.now() : 0;
+    const connectStarted = this.span ? performance.now() : 0;
     let backend: Socket;
     // A plain backend is read without stream machinery (a TLS wrap keeps its stream).
     const reader = target.config.tls.enabled ? undefined : new ByteReader();
@@ -163,7 +163,7 @@ export class TransparentSession {
 
   /** The backend for the session; on failure `client` (the socket the client speaks on now: TLS once terminated) gets the error. */
   private choose(resolution: ReturnType<EdgeEpoch['shardKey']['resolve']>, client: Socket): BackendTarget | undefined {
-    this.span ??= this.edge.tracer.startSpan('postgres session', SESSION_SPAN);
+    if (this.span === undefined) this.span = tracerRecords(this.edge.tracer) ? DbSpan.start(this.edge.tracer) : null;
     if (!resolution.ok) {
       this.fail(resolution.error, client);
       return undefined;
@@ -173,7 +173,7 @@ export class TransparentSession {
     try {
       const choice = this.epoch.directory.require(resolution.shard, this.listener === 'read_write' ? 'primary' : 'replica', load, pg.fallback_to_primary);
       if (choice.fellBack) this.edge.metrics.fallbacks.inc({ mode: 'transparent' });
-      if (this.span.isRecording()) this.describeSpan(this.span, resolution, choice.target as BackendTarget, choice.fellBack);
+      if (this.span) this.describeSpan(this.span, resolution, choice.target as BackendTarget, choice.fellBack);
       return choice.target;
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
@@ -182,11 +182,13 @@ export class TransparentSession {
     }
   }
 
-  private describeSpan(span: Span, resolution: { shard: string; message: StartupMessage }, target: BackendTarget, fellBack: boolean): void {
+  private describeSpan(span: DbSpan, resolution: { shard: string; message: StartupMessage }, target: BackendTarget, fellBack: boolean): void {
     const parameters = resolution.message.parameters;
-    span.setAttributes({
-      'db.user': parameters.get('user') ?? '',
-      'db.name': parameters.get('database') ?? parameters.get('user') ?? '',
+    span.describe({ system: 'postgresql', operation: 'SESSION', namespace: parameters.get('database') ?? parameters.get('user') ?? '' });
+    span.backendCall(target.config.name, target.connectAddress);
+    span.server.setAttributes({
+      'dbproxy.user': parameters.get('user') ?? '',
+      'dbproxy.mode': 'transparent',
       'dbproxy.listener': this.listener,
       'dbproxy.shard': resolution.shard,
       'dbproxy.route': target.role,
@@ -258,7 +260,7 @@ export class TransparentSession {
   }
 
   private fail(err: unknown, socket: Socket): void {
-    if (err !== undefined && this.span?.isRecording()) this.span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
+    if (err !== undefined && this.span) this.span.fail(errorCodeOf(err), errorMessage(err));
     if (err !== undefined && !socket.destroyed) {
       refuse(socket, toErrorResponse(err, 'FATAL'));
       this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
@@ -274,6 +276,12 @@ export class TransparentSession {
     this.releaseLoad?.();
     this.span?.end();
   }
+}
+
+/** The edge's own error code (DbproxyError), else the error's class name. */
+function errorCodeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'Error';
 }
 
 /** The first bytes the backend sends after the SSLRequest; rejects when it closes, errs or says nothing for `timeoutMs`. */

@@ -2,7 +2,7 @@
 // backend connections, the tick flusher, settings of the configuration in force and telemetry.
 import type { ConfigSnapshot, DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import type { Tracer } from '@opentelemetry/api';
-import type { Logger } from '@dbproxy/observability';
+import { tracerRecords, type Logger } from '@dbproxy/observability';
 import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
 import type { TopologyClient } from '@dbproxy/topology-client';
 import type { TickFlusher } from '../io/tick-flusher';
@@ -40,6 +40,8 @@ export class CommandEdge {
   table: CommandTable | undefined;
   routes: RouteTable;
   settings: EdgeSettings;
+  /** A tracer provider is registered: sessions make a span per command (sampled ones get attributes). */
+  readonly tracing: boolean;
   private config: DeepReadonly<DbproxyConfig>;
   private readonly builder: RouteTableBuilder;
   private readonly selector: ReplicaSelector;
@@ -58,6 +60,7 @@ export class CommandEdge {
     readonly logger: Logger,
     readonly tracer: Tracer,
   ) {
+    this.tracing = tracerRecords(tracer);
     this.config = snapshot.config;
     this.settings = settingsOf(snapshot.config);
     this.builder = new RouteTableBuilder(links);

@@ -24,6 +24,11 @@ export class ReplyRing {
     return (this.tail - this.head) & SEQ_MASK;
   }
 
+  /** The sequence the next reserve() hands out. */
+  get next(): number {
+    return this.tail;
+  }
+
   reserve(): number {
     if (this.outstanding === this.capacity) this.grow();
     const seq = this.tail;

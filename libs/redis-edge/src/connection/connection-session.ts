@@ -2,7 +2,7 @@
 // client is connected to its primary (read-write listener) or a weighted replica (read-only
 // listener) and bytes flow both ways unchanged - pipelines, MULTI, pub/sub, RESP3 pushes, AUTH.
 import { connect, type Socket } from 'node:net';
-import type { Span } from '@opentelemetry/api';
+import { SpanKind, type Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
@@ -111,8 +111,8 @@ export class ConnectionSession {
     if (rest.length > 0) this.hold(Buffer.from(rest));
     this.backendName = target.name;
     this.edge.opened(target.name);
-    this.span = this.edge.tracer.startSpan('redis.connection', { attributes: { 'db.system': 'redis', 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
     const [host, port] = [target.address.slice(0, target.address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), Number(target.address.slice(target.address.lastIndexOf(':') + 1))];
+    this.span = this.edge.tracer.startSpan('redis session', { kind: SpanKind.SERVER, attributes: { 'db.system.name': 'redis', 'server.address': host, 'server.port': port, 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
     const backend = connect({ host, port, noDelay: true, allowHalfOpen: true, onread: onreadBytes((chunk) => this.client.write(chunk) || backend.pause()) });
     this.backend = backend;
     backend.setTimeout(this.edge.settings().connectTimeoutMs);
