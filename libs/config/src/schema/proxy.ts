@@ -63,5 +63,9 @@ export const telemetrySection = z
     sample_ratio: z.number().min(0).max(1).default(1),
     service_namespace: z.string().default('dbproxy'),
     max_export_batch_size: positiveInt.default(512),
+    /** OTLP encoding: JSON over HTTP (what Jaeger's and the OpenTelemetry Collector's :4318 accept). */
+    otlp_protocol: z.enum(['http/json'], { message: 'expected "http/json" (the only OTLP protocol this build sends)' }).default('http/json'),
+    /** Finished spans are sent at least this often (the batch processor's delay). */
+    export_delay_ms: positiveInt.default(5000),
   })
   .strict();
