@@ -14,6 +14,7 @@ import { checkListenExposure } from './listen-guard';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
 import { registerSessionRoutes } from './routes/session-routes';
+import { traceRequests } from './request-spans';
 
 export interface ConfigApi {
   readonly app: FastifyInstance;
@@ -28,6 +29,7 @@ interface ApiParts {
 async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegistry, parts: ApiParts): Promise<FastifyInstance> {
   const api = () => ctx.config.current().config.config_api;
   const app = Fastify({ logger: false, bodyLimit: api().max_body_bytes });
+  traceRequests(app, ctx.tracer, splitListen(ctx.local.config_api.listen));
   app.addContentTypeParser(['application/toml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
   await registerOpenApi(app, { version: ctx.version, listen: ctx.local.config_api.listen });
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {

@@ -69,6 +69,8 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'telemetry.service_namespace': RUNTIME,
   'telemetry.max_export_batch_size': RUNTIME,
   'telemetry.log_rate_limit_per_second': RUNTIME,
+  'telemetry.otlp_protocol': RUNTIME,
+  'telemetry.export_delay_ms': RUNTIME,
   users: MYSQL_EPOCH,
   'users[].name': 'libs/pg-edge/src/transaction/tx-startup.ts',
   'users[].password': MYSQL_EPOCH,

@@ -195,15 +195,19 @@ describe('mode = "xa" with the xa-coordinator in the runtime', () => {
     expect(await xaRecover()).toEqual([0, 0]);
   });
 
-  it("continues the edge's span into the coordinator's xa.execute span", async () => {
+  it("continues the edge's span into the coordinator's xa.execute span, with a span per participant phase", async () => {
     exporter.reset();
     await client.query("INSERT INTO appdb.ledger VALUES (30, 'traced')");
     const spans = await waitFor(() => {
       const done = exporter.getFinishedSpans();
-      const edgeSpan = done.find((s) => s.name === 'mysql xa');
+      const edgeSpan = done.find((s) => s.name === 'INSERT appdb.ledger' && s.attributes['dbproxy.route'] === 'xa');
       const coordinator = done.find((s) => s.name === 'xa.execute');
-      return edgeSpan && coordinator ? { edgeSpan, coordinator } : false;
+      const phases = done.filter((s) => s.name.startsWith('XA PREPARE ') || s.name.startsWith('XA COMMIT '));
+      return edgeSpan && coordinator && phases.length >= 2 * SHARDS.length ? { edgeSpan, coordinator, phases } : false;
     });
+    // XA PREPARE and XA COMMIT per participant, CLIENT spans under the coordinator's span
+    for (const phase of spans.phases) expect(phase.parentSpanContext?.spanId).toBe(spans.coordinator.spanContext().spanId);
+    expect(spans.phases.map((p) => p.attributes['db.operation.name']).sort()).toEqual([...SHARDS.map(() => 'XA COMMIT'), ...SHARDS.map(() => 'XA PREPARE')]);
     const parentOf = (s: ReadableSpan): string | undefined => (s as unknown as { parentSpanId?: string }).parentSpanId ?? (s as unknown as { parentSpanContext?: { spanId: string } }).parentSpanContext?.spanId;
     expect(spans.coordinator.spanContext().traceId).toBe(spans.edgeSpan.spanContext().traceId);
     expect(parentOf(spans.coordinator)).toBe(spans.edgeSpan.spanContext().spanId);

@@ -5,3 +5,4 @@ export { MetricsRegistry, type MetricSpec, type HistogramSpec } from './metrics'
 export { startTracing, installPropagation, contextFromTraceparent, type Tracing, type TracingOptions } from './tracing';
 export { observeLibraryChannels, type ObserveOptions } from './diagnostics';
 export { LogRateLimit } from './log-rate-limit';
+export { DbSpan, DbAttributes, dbSpanName, mysqlSystemOf, splitAddress, tracerRecords, type DbOperation, type DbSystemName } from './db-span';

@@ -15,6 +15,10 @@ export interface TracingOptions {
   readonly endpoint?: string;
   readonly sampleRatio: number;
   readonly maxExportBatchSize: number;
+  /** OTLP encoding: JSON over HTTP is the one this build sends (OTLPTraceExporter of exporter-trace-otlp-http). */
+  readonly protocol?: 'http/json';
+  /** The batch processor sends finished spans at least this often (default 5000 ms). */
+  readonly exportDelayMs?: number;
   /** Replaces the OTLP exporter (tests use an in-memory exporter). */
   readonly exporter?: SpanExporter;
 }
@@ -43,7 +47,7 @@ export function startTracing(opts: TracingOptions): Tracing {
       'service.instance.id': opts.instance,
     }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(opts.sampleRatio) }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: opts.maxExportBatchSize })],
+    spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: opts.maxExportBatchSize, ...(opts.exportDelayMs !== undefined ? { scheduledDelayMillis: opts.exportDelayMs } : {}) })],
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
   return {

@@ -2,7 +2,7 @@
 // connections, simple and extended protocol, routing and pinning, limits, cancel, poisoning; reads
 // following the real topology service (paused WAL replay, shun, drain); one span per query.
 import { Client } from 'pg';
-import { SpanStatusCode } from '@opentelemetry/api';
+import { SpanStatusCode, SpanKind } from '@opentelemetry/api';
 import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
 import { primaryAndReplica, startEdge, type EdgeHarness } from './harness';
@@ -379,14 +379,14 @@ describe('tracing', () => {
     await c.query(`SELECT note FROM accounts WHERE id = 918273 AND note <> 'top-secret-literal' ${comment}`);
     await c.query({ text: `UPDATE accounts SET note = $1 WHERE id = 918274 ${comment}`, values: ['secret-parameter'] });
     await c.end();
-    const ours = (await finished(2, (name) => name === 'postgres select' || name === 'postgres update')).filter((s) => s.spanContext().traceId === TRACE_ID);
-    expect(ours.map((s) => s.name).sort()).toEqual(['postgres select', 'postgres update']);
+    const ours = (await finished(4, (name) => name === 'SELECT accounts' || name === 'UPDATE accounts')).filter((s) => s.spanContext().traceId === TRACE_ID && s.kind === SpanKind.SERVER);
+    expect(ours.map((s) => s.name).sort()).toEqual(['SELECT accounts', 'UPDATE accounts']);
     for (const span of ours) expect(span.parentSpanContext?.spanId).toBe(CLIENT_SPAN);
-    const [read, write] = ['postgres select', 'postgres update'].map((name) => ours.find((s) => s.name === name));
-    expect(read?.attributes).toMatchObject({ 'db.system': 'postgresql', 'dbproxy.route': 'replica', 'dbproxy.backend': 'replica', 'db.user': 'app', 'dbproxy.shard': 'default' });
-    expect(write?.attributes).toMatchObject({ 'db.system': 'postgresql', 'dbproxy.route': 'primary', 'dbproxy.backend': 'primary' });
-    expect(read?.attributes['db.statement']).toMatch(/^SELECT note FROM accounts WHERE id = \S+ AND note <> \S+$/);
-    expect(write?.attributes['db.statement']).toMatch(/^UPDATE accounts SET note = \S+ WHERE id = \S+$/);
+    const [read, write] = ['SELECT accounts', 'UPDATE accounts'].map((name) => ours.find((s) => s.name === name));
+    expect(read?.attributes).toMatchObject({ 'db.system.name': 'postgresql', 'dbproxy.route': 'replica', 'dbproxy.backend': 'replica', 'dbproxy.user': 'app', 'dbproxy.shard': 'default' });
+    expect(write?.attributes).toMatchObject({ 'db.system.name': 'postgresql', 'dbproxy.route': 'primary', 'dbproxy.backend': 'primary' });
+    expect(read?.attributes['db.query.text']).toMatch(/^SELECT note FROM accounts WHERE id = \S+ AND note <> \S+$/);
+    expect(write?.attributes['db.query.text']).toMatch(/^UPDATE accounts SET note = \S+ WHERE id = \S+$/);
     for (const span of ours) {
       expect(span.attributes['dbproxy.pool_wait_ms']).toBeGreaterThanOrEqual(0);
       expect(JSON.stringify(span.attributes)).not.toMatch(/91827[34]|secret|traceparent/);
@@ -400,8 +400,8 @@ describe('tracing', () => {
     await expect(c.query('SELECT 1 / 0')).rejects.toMatchObject({ code: '22012' });
     await c.query('ROLLBACK');
     await c.end();
-    const units = await finished(3, (name) => name.startsWith('postgres '));
-    const [begin, failed, rollback] = ['postgres begin', 'postgres select', 'postgres rollback'].map((name) => units.find((s) => s.name === name));
+    const units = (await finished(6, (name) => /^(BEGIN|SELECT|ROLLBACK)\b/.test(name))).filter((s) => s.kind === SpanKind.SERVER);
+    const [begin, failed, rollback] = ['BEGIN', 'SELECT', 'ROLLBACK'].map((op) => units.find((s) => s.attributes['db.operation.name'] === op));
     expect(begin?.parentSpanContext).toBeUndefined();
     expect(begin?.attributes).toMatchObject({ 'dbproxy.route': 'primary', 'dbproxy.backend': 'primary' });
     expect(failed?.attributes).toMatchObject({ 'dbproxy.held': 'transaction', 'dbproxy.pool_wait_ms': 0, 'db.response.status_code': '22012' });

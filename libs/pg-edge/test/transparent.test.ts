@@ -1,3 +1,4 @@
+import { SpanKind } from '@opentelemetry/api';
 // Transparent mode end to end: node-postgres, psql and a raw protocol client through pg-edge (beside
 // the real topology service) to a real PostgreSQL primary and streaming replica; startup shard key,
 // COPY, LISTEN/NOTIFY, binary values, cancel, replica choice, fallback while the replica is stopped,
@@ -207,15 +208,16 @@ describe('tracing', () => {
   it('records one span per session naming backend, route, shard and user, and never a statement', async () => {
     spans.reset();
     await withClient(edge.roPort, (c) => c.query("SELECT 'secret-literal-5150' AS v"));
-    const span = await waitFor(() => spans.getFinishedSpans().find((s) => s.name === 'postgres session') ?? false, { timeoutMs: 5000, description: 'the session span' });
+    const span = await waitFor(() => spans.getFinishedSpans().find((s) => s.name.startsWith('SESSION ') && s.kind === SpanKind.SERVER) ?? false, { timeoutMs: 5000, description: 'the session span' });
     expect(span.attributes).toMatchObject({
-      'db.system': 'postgresql',
+      'db.system.name': 'postgresql',
+      'db.operation.name': 'SESSION',
       'dbproxy.mode': 'transparent',
       'dbproxy.listener': 'read_only',
       'dbproxy.route': 'replica',
       'dbproxy.backend': 'replica',
       'dbproxy.shard': 's1',
-      'db.user': 'postgres',
+      'dbproxy.user': 'postgres',
     });
     expect(span.attributes['dbproxy.connect_ms']).toBeGreaterThanOrEqual(0);
     expect(JSON.stringify(span.attributes)).not.toContain('secret-literal');

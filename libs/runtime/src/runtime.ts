@@ -107,6 +107,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     instance: instanceId,
     sampleRatio: fileConfig.telemetry.sample_ratio,
     maxExportBatchSize: fileConfig.telemetry.max_export_batch_size,
+    exportDelayMs: fileConfig.telemetry.export_delay_ms,
+    protocol: fileConfig.telemetry.otlp_protocol,
     ...(fileConfig.telemetry.otlp_endpoint ? { endpoint: fileConfig.telemetry.otlp_endpoint } : {}),
   });
   const readiness = new Readiness();

@@ -4,9 +4,11 @@
 import { publishMessage, Subjects, type BgdAction, type Bus, type Protocol, type TopologyRefreshRequest, type TopologySnapshot } from '@dbproxy/bus';
 import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import type { Logger } from '@dbproxy/observability';
+import type { Tracer } from '@opentelemetry/api';
 import type { ConfigSource } from '@dbproxy/runtime';
 import { errorMessage, publishOperationalEvent } from '@dbproxy/util';
 import { testHostAddress } from '@dbproxy/topology-client';
+import { CheckRoundSpan } from './checks/check-spans';
 import { createProbe } from './checks/probes';
 import type { BackendProbe, CheckResult } from './checks/types';
 import { ClusterTracker } from './cluster/cluster-tracker';
@@ -29,6 +31,8 @@ export interface MonitorContext {
   readonly logger: Logger;
   /** Blue/green read-only suppression, shared by every protocol's monitor. */
   readonly suppression?: ReadOnlySuppression;
+  /** Health check spans (checks/check-spans.ts); absent: none. */
+  readonly tracer?: Tracer;
 }
 
 type Config = DeepReadonly<DbproxyConfig>;
@@ -153,12 +157,16 @@ export class ProtocolMonitor {
     this.prune(targets);
     const placements = this.overlay.place(targets, Date.now());
     const timeoutMs = config.health.timeout_seconds * 1000;
+    const spans = CheckRoundSpan.start(this.ctx.tracer, this.ctx.protocol);
     const results = await Promise.all(
       targets.map(async (t) => {
         const placement = placements.get(t.name) as Placement;
-        return { target: t, placement, result: await this.probeFor(t, placement).check(timeoutMs) };
+        const probe = this.probeFor(t, placement);
+        const result = spans === null ? await probe.check(timeoutMs) : await spans.check(t, placement.connectAddress, () => probe.check(timeoutMs));
+        return { target: t, placement, result };
       }),
     );
+    spans?.end();
     if (this.stopped) return;
     const live = new Set(this.targets().map((t) => t.name));
     this.record(

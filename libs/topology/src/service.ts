@@ -50,7 +50,7 @@ function createMonitors(
       kvFailed: (err) => ctx.logger.debug({ protocol, err: errorMessage(err) }, 'topology KV write failed; retried at the next re-publish'),
     });
     if (store) publisher.attach(store);
-    const monitor = new ProtocolMonitor({ protocol, bus: ctx.bus, config: ctx.config, publisher, metrics, logger: ctx.logger, suppression });
+    const monitor = new ProtocolMonitor({ protocol, bus: ctx.bus, config: ctx.config, publisher, metrics, logger: ctx.logger, suppression, tracer: ctx.tracer });
     const last = previous.get(protocol);
     if (last) monitor.seed(last);
     monitors.set(protocol, monitor);

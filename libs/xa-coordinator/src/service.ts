@@ -1,7 +1,7 @@
 // The xa-coordinator service: opens the decision journal (single writer), serves
 // dbproxy.xa.execute, runs recovery at start and every recovery_interval_seconds, and answers
 // GET /xa on its admin HTTP (proxy.admin.xa_coordinator when it runs alone).
-import { SpanStatusCode } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { serveMessages, Subjects, type Subscription } from '@dbproxy/bus';
 import type { RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
 import { errorMessage } from '@dbproxy/util';
@@ -10,6 +10,7 @@ import { FAULT_ENV, FaultHook } from './fault-hook';
 import { DecisionJournal } from './journal/decision-journal';
 import { XaMetrics } from './metrics';
 import { OperatorActions } from './operator-actions';
+import { PhaseSpans } from './phase-spans';
 import { ParticipantConnections } from './participants/participant-connections';
 import { XaRecovery } from './recovery';
 import { xaSettings } from './settings';
@@ -76,9 +77,9 @@ export const xaCoordinatorService: ServiceDefinition = {
     const sub: Subscription = serveMessages(ctx.bus, Subjects.xaExecute.pattern(), async (request) => {
       const started = Date.now();
       // the handler runs in the trace context of the request's headers: this span continues the edge's
-      const span = ctx.tracer.startSpan('xa.execute', { attributes: { 'db.system': 'mysql', 'dbproxy.xa.participants': request.participants.length } });
+      const span = ctx.tracer.startSpan('xa.execute', { kind: SpanKind.SERVER, attributes: { 'db.system.name': 'mysql', 'db.operation.name': 'XA', 'dbproxy.xa.participants': request.participants.length } });
       try {
-        const reply = await tpc.execute(request, started);
+        const reply = await tpc.execute(request, started, new PhaseSpans(ctx.tracer, span, context.active()));
         span.setAttributes({ 'dbproxy.xa.xid': reply.xid, 'dbproxy.xa.decision': reply.decision });
         metrics.transaction(reply.decision, (Date.now() - started) / 1000);
         return reply;

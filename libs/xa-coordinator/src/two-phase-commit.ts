@@ -8,6 +8,7 @@ import { XaErrors } from './errors';
 import type { FaultHook } from './fault-hook';
 import type { DecisionJournal } from './journal/decision-journal';
 import { participantError, type ParticipantError } from './participant-error';
+import { UNTRACED, type PhaseRunner } from './phase-spans';
 import type { MysqlBackend, ParticipantConnections } from './participants/participant-connections';
 import { commitBranch, prepareBranch, rollbackBranch } from './participants/xa-statements';
 import type { XaSettings } from './settings';
@@ -51,8 +52,8 @@ function resolveBranches(request: XaExecuteRequest, backends: readonly MysqlBack
 export class TwoPhaseCommit {
   constructor(private readonly deps: TwoPhaseCommitDeps) {}
 
-  /** Runs `request` as one XA transaction; `receivedAt` starts its deadline. */
-  async execute(request: XaExecuteRequest, receivedAt = Date.now()): Promise<XaExecuteReply> {
+  /** Runs `request` as one XA transaction; `receivedAt` starts its deadline; `phases` traces each participant's phases. */
+  async execute(request: XaExecuteRequest, receivedAt = Date.now(), phases: PhaseRunner = UNTRACED): Promise<XaExecuteReply> {
     const { settings, xids, inFlight } = this.deps;
     if (inFlight.size >= settings.maxInFlight) throw XaErrors.busy(settings.maxInFlight);
     const gtrid = xids.next();
@@ -60,9 +61,9 @@ export class TwoPhaseCommit {
     const deadline = receivedAt + Math.min(request.deadlineMs, settings.decisionTimeoutMs);
     inFlight.add(gtrid);
     try {
-      await this.prepareAll(gtrid, branches, deadline);
+      await this.prepareAll(gtrid, branches, deadline, phases);
       const commit = branches.every((b) => b.state === 'prepared');
-      const outcomes = commit ? await this.commitAll(gtrid, branches) : await this.rollbackAll(branches);
+      const outcomes = commit ? await this.commitAll(gtrid, branches, phases) : await this.rollbackAll(branches, phases);
       return { xid: gtrid, decision: commit ? 'commit' : 'rollback', outcomes };
     } finally {
       inFlight.delete(gtrid);
@@ -70,7 +71,7 @@ export class TwoPhaseCommit {
     }
   }
 
-  private async prepareAll(gtrid: string, branches: Branch[], deadline: number): Promise<void> {
+  private async prepareAll(gtrid: string, branches: Branch[], deadline: number, phases: PhaseRunner): Promise<void> {
     const failed = () => branches.some((b) => b.state === 'failed');
     await forEachBounded(
       branches,
@@ -78,13 +79,15 @@ export class TwoPhaseCommit {
       async (b) => {
         try {
           b.state = 'started';
-          b.conn = await this.deps.connections.acquire(b.backend);
-          b.affectedRows = await prepareBranch({
-            conn: b.conn,
-            xid: b.xid,
-            statement: b.statement,
-            deadline,
-            beforePrepare: () => this.deps.fault.reach('before-prepare', gtrid),
+          b.affectedRows = await phases.run('XA PREPARE', b.shard, b.backend, async () => {
+            b.conn = await this.deps.connections.acquire(b.backend);
+            return prepareBranch({
+              conn: b.conn,
+              xid: b.xid,
+              statement: b.statement,
+              deadline,
+              beforePrepare: () => this.deps.fault.reach('before-prepare', gtrid),
+            });
           });
           b.state = 'prepared';
           await this.deps.fault.reach('after-prepare', gtrid);
@@ -97,7 +100,7 @@ export class TwoPhaseCommit {
     );
   }
 
-  private async commitAll(gtrid: string, branches: Branch[]): Promise<Outcome[]> {
+  private async commitAll(gtrid: string, branches: Branch[], phases: PhaseRunner): Promise<Outcome[]> {
     const { journal, fault, settings } = this.deps;
     await journal.recordCommit({ xid: gtrid, branches: branches.map((b, i) => ({ shard: b.shard, backend: b.backend.name, bqual: String(i) })), at: Date.now() });
     await fault.reach('after-decision', gtrid);
@@ -106,7 +109,7 @@ export class TwoPhaseCommit {
     await forEachBounded(branches, settings.participantConcurrency, async (b, i) => {
       const base = { shard: b.shard, backend: b.backend.name, affectedRows: b.affectedRows ?? 0 };
       try {
-        await commitBranch(b.conn as Connection, b.xid, deadline);
+        await phases.run('XA COMMIT', b.shard, b.backend, () => commitBranch(b.conn as Connection, b.xid, deadline));
         outcomes[i] = { ...base, outcome: 'committed' };
         await fault.reach('after-commit', gtrid);
       } catch (err) {
@@ -119,7 +122,7 @@ export class TwoPhaseCommit {
   }
 
   /** Presumed abort: nothing is journalled; prepared branches are rolled back, the others die with their connection. */
-  private async rollbackAll(branches: Branch[]): Promise<Outcome[]> {
+  private async rollbackAll(branches: Branch[], phases: PhaseRunner): Promise<Outcome[]> {
     const deadline = Date.now() + this.deps.settings.decisionTimeoutMs;
     const outcomes: Outcome[] = new Array(branches.length);
     await forEachBounded(branches, this.deps.settings.participantConcurrency, async (b, i) => {
@@ -133,7 +136,7 @@ export class TwoPhaseCommit {
         return;
       }
       try {
-        await rollbackBranch(b.conn as Connection, b.xid, deadline);
+        await phases.run('XA ROLLBACK', b.shard, b.backend, () => rollbackBranch(b.conn as Connection, b.xid, deadline));
         outcomes[i] = { ...base, outcome: 'rolled-back' };
       } catch (err) {
         b.state = 'failed'; // a prepared branch without a decision: recovery rolls it back

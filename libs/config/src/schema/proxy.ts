@@ -67,5 +67,9 @@ export const telemetrySection = z
     max_export_batch_size: positiveInt.default(512),
     /** Operational log lines (session open/close, failed logins, backend up/down) per kind per second; 0 = no limit. */
     log_rate_limit_per_second: nonNegativeInt.default(50),
+    /** OTLP encoding: JSON over HTTP (what Jaeger's and the OpenTelemetry Collector's :4318 accept). */
+    otlp_protocol: z.enum(['http/json'], { message: 'expected "http/json" (the only OTLP protocol this build sends)' }).default('http/json'),
+    /** Finished spans are sent at least this often (the batch processor's delay). */
+    export_delay_ms: positiveInt.default(5000),
   })
   .strict();

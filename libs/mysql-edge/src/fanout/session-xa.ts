@@ -4,14 +4,15 @@
 // distributed (spec 000): inside a client transaction, in a multi-statement request, beside a
 // best_effort fanout of the same statement, or without db-qualified tables it is refused.
 // COM_STMT_EXECUTE goes with its parameters inlined as literals (xa-statement.ts).
-import { context, type Span, type Tracer } from '@opentelemetry/api';
-import { contextFromTraceparent } from '@dbproxy/observability';
+import type { Tracer } from '@opentelemetry/api';
+import type { DbSpan } from '@dbproxy/observability';
 import { encodeOk, PacketWriter, type MysqlPacket } from '@dbproxy/protocol-mysql';
 import type { SqlRoute } from '@dbproxy/sql';
 import { DbproxyError } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import type { ClientStatement } from '../session/statement-registry';
 import type { PinCause } from '../session/route-planner';
+import { startStatementSpan } from '../session/statement-span';
 import { TRANSACTIONAL, type FanoutSession } from './session-hooks';
 import { fanoutRules, matchingRules, type FanoutRule } from './fanout-rules';
 import { inlinedExecute, unqualifiedTable } from './xa-statement';
@@ -57,11 +58,11 @@ function refusal(s: XaSession, route: SqlRoute, rules: { xa: FanoutRule[]; other
   return bare === null ? null : MysqlEdgeErrors.xaUnsupported(names, bare);
 }
 
-function startSpan(s: XaSession, route: SqlRoute): Span | null {
-  const tracer = s.edge.tracer;
-  if (tracer === null) return null;
-  const parent = route.traceparent ? contextFromTraceparent(route.traceparent, route.tracestate) : context.active();
-  return tracer.startSpan('mysql xa', { attributes: { 'db.system': 'mysql', 'db.statement': route.fingerprint.text, 'db.statement.hash': route.fingerprint.hash, 'db.user': s.user } }, parent);
+/** The statement's SERVER span (as for any statement: statement-span.ts); the coordinator's spans are its children. */
+function startSpan(s: XaSession, route: SqlRoute): DbSpan | null {
+  const span = startStatementSpan(s.edge.tracer, 'query', route, { user: s.user, listener: 'read_write', schema: s.schema });
+  span?.setAttribute('dbproxy.route', 'xa');
+  return span;
 }
 
 /**
@@ -91,11 +92,14 @@ export function runsOnXa(s: XaSession, command: XaCommand, route: SqlRoute, ownS
   // the coordinator's deadline and commit allowance bound the wait; the sweep must not time it out first
   s.deadline = 0;
   const span = startSpan(s, route);
-  const answer = s.edge.fanout.xa.execute({ rules: rules.xa, ownShard, sql, session: s.id, fingerprint: route.fingerprint.hash, span });
+  const answer = s.edge.fanout.xa.execute({ rules: rules.xa, ownShard, sql, session: s.id, fingerprint: route.fingerprint.hash, span: span?.server ?? null });
   answer
     .then((result) => {
       if (s.closed) return;
-      if (result instanceof DbproxyError) s.fail(result, seq);
+      if (result instanceof DbproxyError) {
+        span?.fail(result.code, result.message);
+        s.fail(result, seq);
+      }
       else s.send(okReply(seq, result.affectedRows, s.status(), s.capabilities));
     })
     .catch((err: unknown) => {

@@ -3,7 +3,7 @@
 // lazily where an execute lands, forward the response as it streams, then decide what the
 // connection is now: released (reset if needed), pinned, parked, or lost. With pipeline_depth > 1
 // an autocommit read may instead share a lent connection with other sessions' reads (pipelines.ts).
-import type { Span } from '@opentelemetry/api';
+import type { DbSpan } from '@dbproxy/observability';
 import type { Lease } from '@dbproxy/pool';
 import { ParkedLeases, type ConnectionPool, type ParkedHolder } from '../backend/parked-leases';
 import type { SharedLending } from '../backend/pipelines';
@@ -18,6 +18,7 @@ import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
 import { executeFor, initDbPacket, longDataPacket, preparePacket, statementPacket, withStatementId } from './command-packets';
 import { leavesStatementValues, leavesUntrackedState, type PinCause, type Plan } from './route-planner';
 import type { ClientStatement } from './statement-registry';
+import { backendCallStarts, backendReplied } from './statement-span';
 import type { BackendThread } from '../kill/kill-switch';
 import type { ResponseHold } from '../fanout/session-fanout';
 
@@ -92,7 +93,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** Role of the backend the command runs on (the pinned one's while pinned). */
   private role: 'primary' | 'replica' = 'primary';
   private waiter: AbortController | null = null;
-  private span: Span | null = null;
+  private span: DbSpan | null = null;
   private readonly parts: Buffer[] = [];
   /** The pool of the clean connection kept between statements (see ParkedLeases); null when none. */
   private parkedPool: ConnectionPool | null = null;
@@ -110,7 +111,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   }
 
   /** Runs one command. The caller filled kind, plan, classification and statement. */
-  run(packet: MysqlPacket, span: Span | null): void {
+  run(packet: MysqlPacket, span: DbSpan | null): void {
     this.packet = packet;
     this.span = span;
     this.fellBack = false;
@@ -168,6 +169,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       return this.begin();
     }
     owner.waiting();
+    this.span?.poolWait(pool.backend);
     const waiter = (this.waiter = new AbortController());
     pool.acquire({ reserved, signal: waiter.signal }).then(
       (granted) => {
@@ -215,8 +217,10 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (this.pin === null) conn.attach(this, 'lend');
     const label = this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label;
     owner.edge.queries.count(label, this.role, conn.backend);
-    if (this.span !== null) this.span.setAttributes({ 'dbproxy.route': label, 'dbproxy.role': this.role, 'dbproxy.backend': conn.backend });
-    this.span?.setAttribute('dbproxy.pool_wait_ms', this.lease?.waitMs ?? 0);
+    if (this.span !== null) {
+      this.span.setAttribute('dbproxy.pool_wait_ms', this.lease?.waitMs ?? 0);
+      backendCallStarts(this.span, conn, owner.epoch, label, this.role);
+    }
     const parts = this.parts;
     parts.length = 0;
     for (const id of conn.statements.closing) parts.push(statementPacket(Command.StmtClose, id));
@@ -363,6 +367,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** A backend ERR the client must see instead of its command's response. */
   private forwardError(err: ErrPacket): void {
     this.owner.edge.metrics.errors.inc({ code: String(err.code) });
+    if (this.span !== null) backendReplied(this.span, 0, err);
     this.owner.sendError({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message }, this.replySeq());
     this.finish(false, null);
   }
@@ -377,8 +382,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (c !== null && leavesStatementValues(c)) conn.statementValues = true;
     this.owner.applyResponse(kind, summary, this, conn);
     if (!ok) this.owner.edge.metrics.errors.inc({ code: String((summary.err as ErrPacket).code) });
-    this.span?.setAttribute('dbproxy.rows', summary.rows);
-    if (!ok) this.span?.setStatus({ code: 2, message: (summary.err as ErrPacket).message });
+    if (this.span !== null) backendReplied(this.span, summary.rows, summary.err);
     const holds = (kind === 'query' || kind === 'execute') && holdsTransaction(summary);
     // a shared connection is never pinned: should a pipelined read leave a transaction open, it is
     // closed once free (one left dirty is joined by nobody and reset when it goes back to the pool)
@@ -512,7 +516,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const pinned = this.pin !== null;
     const wire = toMysqlError(pinned && closeConnection ? MysqlEdgeErrors.pinLost(this.pin as string, err.message) : err);
     this.owner.edge.metrics.errors.inc({ code: String(wire.code) });
-    this.span?.setStatus({ code: 2, message: err.message });
+    this.span?.fail(String(wire.code), err.message, err.code);
     this.owner.sendError(wire, lastSeq >= 0 ? lastSeq + 1 : this.replySeq());
     if (pinned && closeConnection) {
       this.pin = null;

@@ -4,8 +4,7 @@
 // answers to the shared deadline sweep. Every state change goes through transition().
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { context, type Span } from '@opentelemetry/api';
-import { contextFromTraceparent } from '@dbproxy/observability';
+import type { DbSpan } from '@dbproxy/observability';
 import { adoptSocket, descriptorOf, PauseHoldTimeout, writeDirect } from '@dbproxy/runtime';
 import { Command, PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { SqlRoute } from '@dbproxy/sql';
@@ -26,6 +25,7 @@ import { killable } from './kill-command';
 import { LocalInfileUpload } from './local-infile';
 import type { ListenerRole, PinCause } from './route-planner';
 import { StatementRegistry } from './statement-registry';
+import { startStatementSpan } from './statement-span';
 import type { SessionFanout } from '../fanout/session-fanout';
 
 const SESSION = Symbol('mysql-edge session');
@@ -299,23 +299,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     ex.run(packet, this.startSpan(kind, route));
   }
 
-  private startSpan(kind: CommandKind, route: SqlRoute | null): Span | null {
-    const tracer = this.edge.tracer;
-    if (tracer === null) return null;
-    const parent = route?.traceparent ? contextFromTraceparent(route.traceparent, route.tracestate) : context.active();
-    return tracer.startSpan(
-      `mysql ${kind}`,
-      {
-        attributes: {
-          'db.system': 'mysql',
-          'db.statement': route?.fingerprint.text ?? kind,
-          'db.statement.hash': route?.fingerprint.hash ?? '',
-          'db.user': this.user,
-          'dbproxy.listener': this.listener,
-        },
-      },
-      parent,
-    );
+  private startSpan(kind: CommandKind, route: SqlRoute | null): DbSpan | null {
+    return startStatementSpan(this.edge.tracer, kind, route, this);
   }
 
   // --- ExchangeOwner --------------------------------------------------------------------------

@@ -152,7 +152,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.adminId = edge.sessionIds.allocate();
     this.clientAddress = `${client.remoteAddress ?? ''}:${client.remotePort ?? 0}`;
     const pg = epoch.config.postgres;
-    this.spans = new UnitSpan(edge.tracer, { 'db.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard });
+    this.spans = new UnitSpan(edge.tracer, { 'dbproxy.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard }, epoch.directory.databaseOf(shard));
     this.router = shared.router(epoch);
     this.sharded = ShardedUnits.of(epoch, this.router, user);
     this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router), this.sharded?.executionRoute);
@@ -378,7 +378,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     if (decision.pin) this.flags.dropsStatements ||= routes.some(dropsStatements);
     if (this.lease) {
       this.routeCounters.held.inc();
-      if (this.held) this.spans.onHeld(this.held);
+      if (this.held) this.spans.onHeld(this.held, this.lease.backend, this.epoch.directory.config(this.lease.backend)?.address);
       return this.dispatch(emit);
     }
     const pg = this.epoch.config.postgres;
@@ -389,7 +389,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       const target = choice.target as NonNullable<typeof choice.target>;
       name = target.config.name;
       this.routeCounters[target.role].inc();
-      this.spans.acquiring(name, target.role, choice.fellBack);
+      this.spans.acquiring(name, target.config.address, target.role, choice.fellBack);
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
@@ -409,6 +409,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       return this.onLease(joined, emit, synced, fromPlan);
     }
     this.cancelWhileWaiting = false;
+    this.spans.waiting();
     this.acquireOn(name, { shard, role: decision.role, reserved, joinable, emit, synced, fromPlan });
   }
 

@@ -1,41 +1,43 @@
-// One span per transaction-mode unit of work (edge → pool wait → backend): the statements'
-// fingerprints (never their literal values), route, backend and pool wait; a sqlcommenter
-// `traceparent` continues the client's trace. With tracing off a unit costs one no-op startSpan
-// (the traceparent is not even parsed once the session has seen the tracer is the no-op one).
-import { INVALID_TRACEID, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api';
-import { contextFromTraceparent } from '@dbproxy/observability';
+// The span tree of one transaction-mode unit of work (libs/observability DbSpan): a SERVER span
+// named by the first statement's operation and table, a pool-wait child when the unit waits for a
+// connection, a CLIENT child for the round trip to the backend (server.address/port). Statements
+// are fingerprints (never literal values); a sqlcommenter `traceparent` continues the client's
+// trace. With tracing off a session learns so from its first unit and no longer parses traceparents.
+import { INVALID_TRACEID, type Attributes, type Tracer } from '@opentelemetry/api';
+import { contextFromTraceparent, DbSpan, type DbOperation } from '@dbproxy/observability';
 import type { SqlRoute } from '@dbproxy/sql';
 
-const OPTIONS: SpanOptions = { kind: SpanKind.SERVER };
-/** Distinct statements named in one span; a longer pipeline is summarized by `dbproxy.statements`. */
+/** Distinct statements named in one span; a longer pipeline is summarized by `db.operation.batch.size`. */
 const MAX_STATEMENTS = 16;
-/** Span names by command, built once ('postgres select', ...): no string work per unit. */
-const NAMES = new Map<string, string>();
+const OPERATIONS = new Map<string, string>();
 
-function spanName(routes: readonly SqlRoute[]): string {
+function operationOf(routes: readonly SqlRoute[]): string {
   const command = routes.length > 0 ? routes[0].classification.command : 'sync';
-  let name = NAMES.get(command);
+  let name = OPERATIONS.get(command);
   if (name === undefined) {
-    name = `postgres ${command}`;
-    NAMES.set(command, name);
+    name = command.toUpperCase();
+    if (OPERATIONS.size < 1024) OPERATIONS.set(command, name);
   }
   return name;
+}
+
+/** The one table every statement of the unit names; undefined for none or several. */
+function collectionOf(routes: readonly SqlRoute[]): string | undefined {
+  let found: string | undefined;
+  for (const route of routes) {
+    for (const table of route.classification.tables) {
+      const name = table.schema ? `${table.schema}.${table.name}` : table.name;
+      if (found !== undefined && found !== name) return undefined;
+      found = name;
+    }
+  }
+  return found;
 }
 
 /** The first statement carrying a sqlcommenter traceparent. */
 function tracedRoute(routes: readonly SqlRoute[]): SqlRoute | undefined {
   for (let i = 0; i < routes.length; i++) if (routes[i].traceparent !== undefined) return routes[i];
   return undefined;
-}
-
-/**
- * True when `span` came from the API's no-op tracer: it then returns its parent's context as is,
- * or an invalid one without a parent (an SDK tracer makes new ids, sampled or not).
- */
-function fromNoopTracer(span: Span, parent: Context | undefined): boolean {
-  if (span.isRecording()) return false;
-  const ids = span.spanContext();
-  return parent === undefined ? ids.traceId === INVALID_TRACEID : ids.spanId === trace.getSpanContext(parent)?.spanId;
 }
 
 /** The fingerprints of a unit's statements, each once (a Parse and its Bind name the same one). */
@@ -51,13 +53,12 @@ function statementsOf(routes: readonly SqlRoute[]): { text: string; hash: string
 }
 
 export class UnitSpan {
-  private span: Span | undefined;
-  private recording = false;
-  /** Learnt from this session's spans: with the no-op tracer, traceparents are not parsed. */
-  private noopTracer = false;
+  private span: DbSpan | null = null;
+  /** The API's no-op tracer (no provider registered): nothing is ever recorded. */
+  private readonly noopTracer: boolean;
   private waitStarted = 0;
   private backend = '';
-  private route = '';
+  private address: string | undefined;
   /** A refusal sent through the held connection: the unit ends when the backend answers it. */
   private refusal: Error | undefined;
 
@@ -65,77 +66,96 @@ export class UnitSpan {
     private readonly tracer: Tracer,
     /** What every span of the session carries: user, listener, shard. */
     private readonly session: Attributes,
-  ) {}
+    /** The database the session's shard serves (db.namespace). */
+    private readonly database: string | undefined,
+  ) {
+    this.noopTracer = tracer.startSpan('pg-edge tracing probe').spanContext().traceId === INVALID_TRACEID;
+  }
 
   /** A unit starts; a batch continued after Flush keeps the span it has. */
   begin(routes: readonly SqlRoute[]): void {
-    if (this.span !== undefined) return;
-    const traced = this.noopTracer ? undefined : tracedRoute(routes);
-    const parent = traced ? contextFromTraceparent(traced.traceparent, traced.tracestate) : undefined;
-    const span = this.tracer.startSpan(this.noopTracer ? 'postgres' : spanName(routes), OPTIONS, parent);
-    this.noopTracer = fromNoopTracer(span, parent);
+    if (this.span !== null || this.noopTracer) return;
+    const traced = tracedRoute(routes);
+    const span = DbSpan.start(this.tracer, traced ? contextFromTraceparent(traced.traceparent, traced.tracestate) : undefined);
+    if (span === null) return;
     this.span = span;
     this.refusal = undefined;
-    this.recording = span.isRecording();
-    if (!this.recording) return;
     const statements = statementsOf(routes);
-    span.setAttributes(this.session);
-    span.setAttribute('db.system', 'postgresql');
-    span.setAttribute('db.statement', statements.text);
-    span.setAttribute('db.statement.hash', statements.hash);
+    const collection = collectionOf(routes);
+    const op: DbOperation = {
+      system: 'postgresql',
+      operation: operationOf(routes),
+      ...(collection !== undefined ? { collection } : {}),
+      ...(this.database ? { namespace: this.database } : {}),
+      ...(statements.count > 0 ? { queryText: statements.text } : {}),
+      batchSize: statements.count,
+    };
+    span.describe(op, this.session);
+    span.setAttribute('dbproxy.statement_hash', statements.hash);
     span.setAttribute('dbproxy.statements', statements.count);
   }
 
-  /** The unit asks `backend`'s pool for a connection. */
-  acquiring(backend: string, route: 'primary' | 'replica', fellBack: boolean): void {
+  /** The unit asks `backend`'s pool (at `address`) for a connection. */
+  acquiring(backend: string, address: string | undefined, route: 'primary' | 'replica', fellBack: boolean): void {
+    const span = this.span;
+    if (span === null) return;
     this.backend = backend;
-    this.route = route;
-    if (!this.recording) return;
+    this.address = address;
     this.waitStarted = performance.now();
-    if (fellBack) (this.span as Span).setAttribute('dbproxy.fallback', true);
+    span.setAttribute('dbproxy.route', route);
+    span.setAttribute('dbproxy.backend', backend);
+    if (fellBack) span.setAttribute('dbproxy.fallback', true);
   }
 
-  /** The pool lent a connection: the wait is over. */
+  /** No idle connection: the unit waits in the pool's queue. */
+  waiting(): void {
+    this.span?.poolWait(this.backend);
+  }
+
+  /** The pool lent a connection: the wait is over, the round trip starts. */
   acquired(): void {
-    if (!this.recording) return;
-    this.describeBackend(performance.now() - this.waitStarted, undefined);
+    const span = this.span;
+    if (span === null) return;
+    span.setAttribute('dbproxy.pool_wait_ms', Math.round((performance.now() - this.waitStarted) * 1000) / 1000);
+    span.backendCall(this.backend, this.address);
   }
 
   /** The unit runs on the connection the session holds (transaction or pin): no pool wait. */
-  onHeld(held: 'transaction' | 'pinned'): void {
-    if (this.recording) this.describeBackend(0, held);
+  onHeld(held: 'transaction' | 'pinned', backend: string, address: string | undefined): void {
+    const span = this.span;
+    if (span === null) return;
+    span.setAttribute('dbproxy.held', held);
+    span.setAttribute('dbproxy.backend', backend);
+    span.setAttribute('dbproxy.pool_wait_ms', 0);
+    span.backendCall(backend, address);
   }
 
   /** The unit is refused but still runs through the held connection (so a transaction aborts there too). */
   refused(error: Error): void {
-    if (this.span !== undefined && this.recording) this.refusal = error;
+    if (this.span !== null) this.refusal = error;
   }
 
   /** The session ends with a unit still open (client gone, shutdown, poisoned). */
   abandon(reason: string): void {
-    if (this.span !== undefined) this.end(this.recording ? new Error(reason) : undefined);
+    if (this.span !== null) this.end(new Error(reason));
   }
 
   /** The unit ended; `failure` (ours) or `sqlState` (the backend's) marks it failed. */
   end(failure?: Error, sqlState?: string): void {
     const span = this.span;
-    if (span === undefined) return;
-    this.span = undefined;
-    if (this.recording) {
-      const error = failure ?? this.refusal;
-      this.refusal = undefined;
-      if (sqlState !== undefined) span.setAttribute('db.response.status_code', sqlState);
-      if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
-      else if (sqlState !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: `SQLSTATE ${sqlState}` });
-    }
+    if (span === null) return;
+    this.span = null;
+    const error = failure ?? this.refusal;
+    this.refusal = undefined;
+    span.backendDone(sqlState, sqlState === undefined ? undefined : `SQLSTATE ${sqlState}`);
+    if (error !== undefined) span.fail(sqlState ?? codeOf(error), error.message, codeOf(error));
+    else if (sqlState !== undefined) span.fail(sqlState, `SQLSTATE ${sqlState}`);
     span.end();
   }
+}
 
-  private describeBackend(waitMs: number, held: string | undefined): void {
-    const span = this.span as Span;
-    span.setAttribute('dbproxy.route', this.route);
-    span.setAttribute('dbproxy.backend', this.backend);
-    span.setAttribute('dbproxy.pool_wait_ms', Math.round(waitMs * 1000) / 1000);
-    if (held !== undefined) span.setAttribute('dbproxy.held', held);
-  }
+/** The edge's own error code (DbproxyError) or the error's class name. */
+function codeOf(error: Error): string {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : error.name;
 }

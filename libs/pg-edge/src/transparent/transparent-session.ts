@@ -1,8 +1,9 @@
 // A transparent-mode session: read the startup (TLS, shard key), open the chosen backend, forward
 // the rewritten startup, swap BackendKeyData for our own, then pump bytes both ways untouched.
-// One span covers the session (statements are never parsed here, so it names no statement).
+// One SERVER span covers the session, with a CLIENT child for the backend connection (statements
+// are never parsed here: bytes are piped, so no statement boundary is seen and none is named).
 import type { Socket } from 'node:net';
-import { SpanKind, SpanStatusCode, type Span, type SpanOptions } from '@opentelemetry/api';
+import { DbSpan, tracerRecords } from '@dbproxy/observability';
 import {
   BackendCode,
   decodeBackendMessage,
@@ -35,7 +36,6 @@ const LEGAL: Record<State, readonly State[]> = {
   closed: [],
 };
 const ACCEPT_TLS = 0x53; // 'S'
-const SESSION_SPAN: SpanOptions = { kind: SpanKind.SERVER, attributes: { 'db.system': 'postgresql', 'dbproxy.mode': 'transparent' } };
 
 type Resolution = ReturnType<EdgeEpoch['shardKey']['resolve']>;
 type OnRefused = (err: unknown, client: Socket) => void;
@@ -46,7 +46,7 @@ export class TransparentSession implements IdleWatched {
   private releaseLoad: (() => void) | undefined;
   private backend: Socket | undefined;
   private backendOf: string | undefined;
-  private span: Span | undefined;
+  private span: DbSpan | null | undefined;
   /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
   readonly adminId: string;
   private readonly startedAt = Date.now();
@@ -219,7 +219,7 @@ export class TransparentSession implements IdleWatched {
   private refuseAfterSsl(err: unknown, client: Socket): void {
     this.backend?.destroy();
     this.close('failed');
-    if (err !== undefined && this.span?.isRecording()) this.span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
+    if (err !== undefined && this.span) this.span.fail(errorCodeOf(err), errorMessage(err));
     this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
     void refuseAtStartup(this.edge, client, toErrorResponse(err, 'FATAL'), Math.max(1000, this.loginMs - (performance.now() - this.startedPerf)), true);
   }
@@ -265,7 +265,7 @@ export class TransparentSession implements IdleWatched {
       return this.fail(resolution.error, client);
     }
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
-    const connectStarted = this.span?.isRecording() ? performance.now() : 0;
+    const connectStarted = this.span ? performance.now() : 0;
     let reader: ByteReader | undefined;
     const open = (target: BackendTarget) => {
       // A plain backend is read without stream machinery (a TLS wrap keeps its stream).
@@ -304,7 +304,7 @@ export class TransparentSession implements IdleWatched {
 
   /** The backend for the session; on failure `client` (the socket the client speaks on now: TLS once terminated) gets the error. */
   private choose(resolution: Resolution, client: Socket, onRefused: OnRefused): BackendTarget | undefined {
-    this.span ??= this.edge.tracer.startSpan('postgres session', SESSION_SPAN);
+    if (this.span === undefined) this.span = tracerRecords(this.edge.tracer) ? DbSpan.start(this.edge.tracer) : null;
     if (!resolution.ok) {
       onRefused(resolution.error, client);
       return undefined;
@@ -314,7 +314,7 @@ export class TransparentSession implements IdleWatched {
     try {
       const choice = this.epoch.directory.require(resolution.shard, this.listener === 'read_write' ? 'primary' : 'replica', load, pg.fallback_to_primary);
       if (choice.fellBack) this.edge.metrics.fallbacks.inc({ mode: 'transparent' });
-      if (this.span.isRecording()) this.describeSpan(this.span, resolution, choice.target as BackendTarget, choice.fellBack);
+      if (this.span) this.describeSpan(this.span, resolution, choice.target as BackendTarget, choice.fellBack);
       return choice.target;
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
@@ -323,11 +323,13 @@ export class TransparentSession implements IdleWatched {
     }
   }
 
-  private describeSpan(span: Span, resolution: { shard: string; message: StartupMessage }, target: BackendTarget, fellBack: boolean): void {
+  private describeSpan(span: DbSpan, resolution: { shard: string; message: StartupMessage }, target: BackendTarget, fellBack: boolean): void {
     const parameters = resolution.message.parameters;
-    span.setAttributes({
-      'db.user': parameters.get('user') ?? '',
-      'db.name': parameters.get('database') ?? parameters.get('user') ?? '',
+    span.describe({ system: 'postgresql', operation: 'SESSION', namespace: parameters.get('database') ?? parameters.get('user') ?? '' });
+    span.backendCall(target.config.name, target.connectAddress);
+    span.server.setAttributes({
+      'dbproxy.user': parameters.get('user') ?? '',
+      'dbproxy.mode': 'transparent',
       'dbproxy.listener': this.listener,
       'dbproxy.shard': resolution.shard,
       'dbproxy.route': target.role,
@@ -411,7 +413,7 @@ export class TransparentSession implements IdleWatched {
   }
 
   private fail(err: unknown, socket: Socket): void {
-    if (err !== undefined && this.span?.isRecording()) this.span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
+    if (err !== undefined && this.span) this.span.fail(errorCodeOf(err), errorMessage(err));
     if (err !== undefined && !socket.destroyed) {
       refuse(socket, toErrorResponse(err, 'FATAL'));
       this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
@@ -456,4 +458,10 @@ function watched(watch: StreamWatch, relay: RawListener): RawListener {
     watch.fromBackend(buf, n);
     relay(buf, n);
   };
+}
+
+/** The edge's own error code (DbproxyError), else the error's class name. */
+function errorCodeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'Error';
 }

@@ -1,7 +1,7 @@
 // Blocking commands (BLPOP, BRPOP, BLMOVE, BZPOPMIN, XREAD BLOCK, WAIT, ...) on leased dedicated
 // connections: the lease returns to the node's idle set when the reply arrives, and the
 // connection is closed when the client abandons the command (so the server cancels the block).
-import type { Span } from '@opentelemetry/api';
+import { SpanKind, type Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -36,7 +36,8 @@ export class LeaseSink implements ReplySink {
     private readonly inner: ReplySink,
   ) {
     s.leases.add(this);
-    this.span = s.edge.tracer.startSpan('redis.blocking', { attributes: { 'db.system': 'redis', 'server.address': link.endpoint.address, 'dbproxy.backend': link.endpoint.name } });
+    // a child of the command's span (command-spans.ts): the leased connection's round trip
+    this.span = s.edge.tracer.startSpan('redis blocking lease', { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'redis', 'server.address': link.endpoint.address, 'dbproxy.backend': link.endpoint.name } }, s.spans?.context());
   }
 
   deliver(seq: number, part: number, buf: Buffer, start: number, end: number): void {

@@ -2,7 +2,7 @@
 // backend connections, the tick flusher, settings of the configuration in force and telemetry.
 import type { ConfigSnapshot, DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import type { Tracer } from '@opentelemetry/api';
-import type { Logger } from '@dbproxy/observability';
+import { tracerRecords, type Logger } from '@dbproxy/observability';
 import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
 import type { TopologyClient } from '@dbproxy/topology-client';
 import type { RedisAdmin } from '../admin-sessions';
@@ -47,6 +47,8 @@ export class CommandEdge {
   table: CommandTable | undefined;
   routes: RouteTable;
   settings: EdgeSettings;
+  /** A tracer provider is registered: sessions make a span per command (sampled ones get attributes). */
+  readonly tracing: boolean;
   private config: DeepReadonly<DbproxyConfig>;
   private readonly builder: RouteTableBuilder;
   private readonly selector: ReplicaSelector;
@@ -67,6 +69,7 @@ export class CommandEdge {
     /** Session ids, pause gate and command count (GET /sessions, pause/resume). */
     readonly admin: RedisAdmin,
   ) {
+    this.tracing = tracerRecords(tracer);
     this.config = snapshot.config;
     this.settings = settingsOf(snapshot.config);
     this.builder = new RouteTableBuilder(links);

@@ -1,7 +1,7 @@
 // Commands over several shards: multi-key commands split per shard (per slot on a cluster) and
 // keyless cluster-wide commands sent to every shard, their replies merged by COMMAND INFO's
 // response policy. Cross-shard writes run only with redis.cross_shard_writes, never atomically.
-import type { Span } from '@opentelemetry/api';
+import { SpanKind, type Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -34,7 +34,7 @@ export class Fanout implements ReplySink {
     this.replies = new Array<Buffer>(parts);
     this.left = parts;
     for (const g of gated) session.gates.open(g);
-    this.span = session.edge.tracer.startSpan('redis.fanout', { attributes: { 'db.system': 'redis', 'db.operation': command, 'dbproxy.merge': MERGE_NAMES[merge], 'dbproxy.parts': parts } });
+    this.span = session.edge.tracer.startSpan('redis fanout', { kind: SpanKind.INTERNAL, attributes: { 'db.system.name': 'redis', 'db.operation.name': command, 'dbproxy.merge': MERGE_NAMES[merge], 'dbproxy.parts': parts } }, session.spans?.context());
   }
 
   deliver(seq: number, part: number, buf: Buffer, start: number, end: number): void {

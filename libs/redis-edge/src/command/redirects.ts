@@ -37,7 +37,7 @@ export function followRedirect(host: RedirectHost, owner: ReplySink, seq: number
       return true;
     }
     metrics.redirects.inc({ kind: redirect.kind });
-    host.edge.tracer.startSpan(`redis.${redirect.kind}`, { attributes: { 'db.system': 'redis', 'dbproxy.slot': redirect.slot, 'server.address': addressOf(redirect, via) } }).end();
+    host.edge.tracer.startSpan(`redis ${redirect.kind}`, { attributes: { 'db.system.name': 'redis', 'dbproxy.slot': redirect.slot, 'server.address': addressOf(redirect, via) } }).end();
     const address = addressOf(redirect, via);
     const route = redirect.kind === 'moved' ? host.edge.noteMoved(redirect.slot, address) : host.edge.routeAt(address);
     host.resend(owner, seq, part, route, redirect.kind === 'ask', frame, flags, attempt);

@@ -29,6 +29,11 @@ export class ReplyRing {
     return this.outstanding > 0 && ((this.tail - 1) & SEQ_MASK) === seq;
   }
 
+  /** The sequence the next reserve() hands out. */
+  get next(): number {
+    return this.tail;
+  }
+
   reserve(): number {
     if (this.outstanding === this.capacity) this.grow();
     const seq = this.tail;

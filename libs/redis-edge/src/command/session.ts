@@ -13,6 +13,7 @@ import type { Flushable } from '../io/tick-flusher';
 import { descriptorOf, PauseHoldTimeout, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import type { LeaseSink } from './blocking';
 import type { CommandEdge } from './command-edge';
+import { CommandSpans } from './command-spans';
 import { dispatchCommand } from './dispatcher';
 import { KeyPositions } from './key-finder';
 import type { EndpointRoute } from './link-directory';
@@ -50,6 +51,8 @@ export class CommandSession implements ReplySink, Flushable {
   tx: TransactionQueue | undefined;
   watch: WatchPin | undefined;
   subscriber: Subscriber | undefined;
+  /** A span per command (command-spans.ts); undefined when the process records no spans. */
+  readonly spans: CommandSpans | undefined;
   /** Closing after the replies owed so far (QUIT). */
   quitting = false;
   /** Idle sweeps since the client last sent anything (a field write per read instead of a socket timer). */
@@ -96,6 +99,7 @@ export class CommandSession implements ReplySink, Flushable {
     const s = edge.settings;
     this.adminId = edge.admin.ids.allocate();
     this.epoch = edge.admin.epoch();
+    this.spans = edge.tracing ? new CommandSpans(edge.tracer, listener) : undefined;
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
     // A client that half-closes after its last command still gets every reply, then the FIN;
     // a blocked or subscribed one has gone (as Redis sees it), so its blocks are cancelled.
@@ -146,6 +150,7 @@ export class CommandSession implements ReplySink, Flushable {
 
   deliver(seq: number, _part: number, buf: Buffer, start: number, end: number): void {
     if (this.closed) return;
+    if (this.spans !== undefined) this.spans.replied(seq, buf, start, end);
     if (this.ring.fill(seq, buf, start, end)) this.emitted();
   }
 
@@ -177,6 +182,7 @@ export class CommandSession implements ReplySink, Flushable {
   /** Sends `buf[start, end)` to `route` as the next command. */
   sendTo(route: EndpointRoute, buf: Buffer, start: number, end: number): void {
     const link = this.own ? this.ownLink(route) : route.shared && !route.shared.closed ? route.shared : this.edge.links.shared(route);
+    if (this.spans !== undefined) this.spans.sending(route.endpoint, this.state.db);
     link.send(this, this.ring.reserve(), -1, this.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, buf, start, end);
   }
 
@@ -382,8 +388,8 @@ export class CommandSession implements ReplySink, Flushable {
         return this.protocolError(err);
       }
       for (let i = 0; i < batch.count; i++) {
-        if (batch.isInline(i)) dispatchCommand(this, this.reframer.reframe(batch, i), 0);
-        else dispatchCommand(this, batch, i);
+        if (batch.isInline(i)) this.dispatchOne(this.reframer.reframe(batch, i), 0);
+        else this.dispatchOne(batch, i);
         if (this.halted() && (i + 1 < batch.count || this.deferred)) {
           // Commands after a barrier wait unread; they are scanned again when dispatch resumes.
           this.input.consume(this.deferred ? batch.frameStart[i] : batch.frameEnd[i]);
@@ -396,6 +402,14 @@ export class CommandSession implements ReplySink, Flushable {
       if (batch.count < budget) return this.pauseReadingIfBuffered();
     }
     this.pauseReadingIfBuffered();
+  }
+
+  private dispatchOne(batch: CommandBatch, i: number): void {
+    const spans = this.spans;
+    if (spans === undefined) return dispatchCommand(this, batch, i);
+    spans.begin(batch, i, this.ring.next);
+    dispatchCommand(this, batch, i);
+    spans.dispatched(this.ring.next, this.deferred);
   }
 
   private pauseReading(): void {
@@ -470,6 +484,7 @@ export class CommandSession implements ReplySink, Flushable {
     if (this.own) for (const link of this.own.values()) link.close(err, `session closed: ${reason}`);
     this.own = undefined;
     this.subscriber?.close(reason);
+    this.spans?.close(reason);
     for (const lease of [...this.leases]) lease.abandon();
     for (const route of this.replicas) if (route) this.edge.releaseReplica(route);
     this.out.clear();

@@ -1,7 +1,7 @@
 // MULTI/EXEC and WATCH when every key is in one slot or shard: commands are checked and queued
 // by the proxy (+QUEUED), then MULTI ... EXEC goes to that node in one write (retried whole on
 // MOVED/ASK/TRYAGAIN unless a WATCH pins it). WATCH runs on the session's own connection.
-import type { Span } from '@opentelemetry/api';
+import { SpanKind, type Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -102,7 +102,7 @@ class TransactionRun implements ReplySink {
     private route: EndpointRoute,
     private readonly pinned: BackendLink | undefined,
   ) {
-    this.span = s.edge.tracer.startSpan('redis.exec', { attributes: { 'db.system': 'redis', 'db.operation': 'EXEC', 'dbproxy.commands': frames.length, 'dbproxy.watched': pinned !== undefined } });
+    this.span = s.edge.tracer.startSpan('EXEC', { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'redis', 'db.operation.name': 'EXEC', 'db.operation.batch.size': frames.length, 'dbproxy.watched': pinned !== undefined } }, s.spans?.context());
   }
 
   start(seq: number, asking: boolean): void {

@@ -2,12 +2,12 @@
 // client is connected to its primary (read-write listener) or a weighted replica (read-only
 // listener) and bytes flow both ways unchanged - pipelines, MULTI, pub/sub, RESP3 pushes, AUTH.
 import type { Socket } from 'node:net';
-import type { Span } from '@opentelemetry/api';
+import { SpanKind, type Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import { onreadBytes, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
-import { dialBackend } from '../io/dial';
+import { dialBackend, splitAddress } from '../io/dial';
 import type { ConnectionEdge } from './connection-edge';
 
 export type ConnectionState = 'awaiting-shard' | 'connecting' | 'piping' | 'closed';
@@ -126,7 +126,8 @@ export class ConnectionSession {
     if (rest.length > 0) this.hold(Buffer.from(rest));
     this.backendName = target.name;
     this.edge.opened(target.name);
-    this.span = this.edge.tracer.startSpan('redis.connection', { attributes: { 'db.system': 'redis', 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
+    const { host, port } = splitAddress(target.address);
+    this.span = this.edge.tracer.startSpan('redis session', { kind: SpanKind.SERVER, attributes: { 'db.system.name': 'redis', 'server.address': host, 'server.port': port, 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
     const toClient = (chunk: Buffer) => this.client.write(chunk) || backend.pause();
     let dialed;
     try {
