@@ -7,6 +7,7 @@ import { errorMessage } from '@dbproxy/util';
 import { requireRole } from './auth';
 import { ConfigStore } from './config-store';
 import { EdgeRegistry } from './edge-registry';
+import { registerHttpMetrics } from './http-metrics';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
 
@@ -18,6 +19,7 @@ export interface ConfigApi {
 async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegistry): Promise<FastifyInstance> {
   const api = () => ctx.config.current().config.config_api;
   const app = Fastify({ logger: false, bodyLimit: api().max_body_bytes });
+  registerHttpMetrics(app, ctx.metrics);
   app.addContentTypeParser(['application/toml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
   await app.register(swagger, {
     openapi: {

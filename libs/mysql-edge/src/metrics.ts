@@ -2,7 +2,7 @@
 // read into prom-client at scrape time (no label hashing per query); rarer events (logins, pins,
 // errors) use prom-client counters directly. Worker processes' values are summed by the runtime.
 import { Counter, Gauge } from 'prom-client';
-import type { MetricsRegistry } from '@dbproxy/observability';
+import { EdgeLatency, type MetricsRegistry } from '@dbproxy/observability';
 import type { PoolStats } from '@dbproxy/pool';
 import type { ResetCounts } from './backend/backend-pools';
 import type { TransitionCount } from './state-machine';
@@ -61,6 +61,8 @@ export interface EdgeMetrics {
   readonly shardRefusals: Counter<'reason'>;
   /** Keyless reads run on every shard (multi_shard = "all_shards"). */
   readonly allShardReads: Counter;
+  /** Statement, pool-wait and backend latency histograms (session/statement-timing.ts observes them). */
+  readonly latency: EdgeLatency;
 }
 
 type PoolField = (s: PoolStats) => number;
@@ -164,6 +166,7 @@ export function createEdgeMetrics(metrics: MetricsRegistry, sources: MetricSourc
   poolMetrics(metrics.registry, sources);
   hotPathMetrics(metrics.registry, sources);
   return {
+    latency: new EdgeLatency(metrics, 'mysql'),
     sessions: metrics.gauge({ name: 'dbproxy_mysql_sessions', help: 'Client sessions open', labelNames: ['listener'] }),
     logins: metrics.counter({ name: 'dbproxy_mysql_logins_total', help: 'Client logins by result, auth plugin and TLS', labelNames: ['result', 'plugin', 'tls'] }),
     pins: metrics.counter({ name: 'dbproxy_mysql_pins_total', help: 'Sessions that started holding one backend connection, by cause', labelNames: ['cause'] }),

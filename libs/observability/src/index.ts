@@ -4,3 +4,4 @@ export { createLogger, type Logger, type LoggerOptions } from './logging';
 export { MetricsRegistry, type MetricSpec, type HistogramSpec } from './metrics';
 export { startTracing, installPropagation, contextFromTraceparent, type Tracing, type TracingOptions } from './tracing';
 export { observeLibraryChannels } from './diagnostics';
+export { EdgeLatency, CellHistogram, LatencyCell, LATENCY_BUCKETS, latencyClock, type LatencySeries } from './latency';

@@ -20,12 +20,15 @@ import { leavesStatementValues, leavesUntrackedState, type PinCause, type Plan }
 import type { ClientStatement } from './statement-registry';
 import type { BackendThread } from '../kill/kill-switch';
 import type { ResponseHold } from '../fanout/session-fanout';
+import { StatementTiming } from './statement-timing';
 
 export type CommandKind = 'query' | 'execute' | 'prepare' | 'field-list' | 'statistics' | 'init-db' | 'fetch' | 'stmt-reset';
 
 /** What the exchange needs from its session. */
 export interface ExchangeOwner {
   readonly edge: EdgeContext;
+  /** The listener the session came in on (label of the latency histograms). */
+  readonly listener: string;
   readonly epoch: EdgeEpoch;
   readonly profile: number;
   readonly schema: string | null;
@@ -98,8 +101,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   private parkedPool: ConnectionPool | null = null;
   parkedAt = 0;
   private readonly pressureOf = (backend: string): number => this.owner.edge.pools.pressure(backend, this.owner.profile);
+  private readonly timing: StatementTiming;
 
-  constructor(private readonly owner: ExchangeOwner) {}
+  constructor(private readonly owner: ExchangeOwner) {
+    this.timing = new StatementTiming(owner.edge.metrics.latency, owner.listener);
+  }
 
   get connection(): BackendConnection | null {
     return this.conn;
@@ -113,6 +119,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   run(packet: MysqlPacket, span: Span | null): void {
     this.packet = packet;
     this.span = span;
+    this.timing.received();
     this.fellBack = false;
     this.opened = false;
     if (this.pin !== null && this.conn !== null) {
@@ -177,6 +184,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         this.conn = granted.connection;
         edge.queries.waits++;
         edge.queries.waitSeconds += granted.waitMs / 1000;
+        this.timing.waited(granted.waitMs);
         this.begin();
       },
       (err: unknown) => {
@@ -215,6 +223,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (this.pin === null) conn.attach(this, 'lend');
     const label = this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label;
     owner.edge.queries.count(label, this.role, conn.backend);
+    this.timing.sent(label, conn.backend);
     if (this.span !== null) this.span.setAttributes({ 'dbproxy.route': label, 'dbproxy.role': this.role, 'dbproxy.backend': conn.backend });
     this.span?.setAttribute('dbproxy.pool_wait_ms', this.lease?.waitMs ?? 0);
     const parts = this.parts;
@@ -362,12 +371,14 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   /** A backend ERR the client must see instead of its command's response. */
   private forwardError(err: ErrPacket): void {
+    this.timing.answered();
     this.owner.edge.metrics.errors.inc({ code: String(err.code) });
     this.owner.sendError({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message }, this.replySeq());
     this.finish(false, null);
   }
 
   private complete(conn: BackendConnection, summary: ResponseSummary): void {
+    this.timing.answered();
     conn.rewriteStatementId = -1;
     const ok = summary.err === null;
     const c = this.classification;
