@@ -16,6 +16,7 @@ import { endpointKey, type NodeEndpoint } from './io/endpoint';
 import { TickFlusher } from './io/tick-flusher';
 import { closeOfflineHard } from './offline-hard';
 import { createRedisEdgeMetrics, publishCommandCounts, type RedisEdgeMetrics } from './metrics';
+import { zeroRedisEdgeSeries } from './initial-series';
 
 interface Closable {
   close(reason: string): void;
@@ -72,6 +73,7 @@ export const redisEdgeService: ServiceDefinition = {
     const replies = new TickFlusher();
     const redis = () => ctx.config.current().config.redis;
     const metrics = createRedisEdgeMetrics(ctx.metrics, { leases: () => links.leaseCounts(), links: () => links.linkCount });
+    zeroRedisEdgeSeries(metrics, { mode: redis().mode, backends: ctx.config.current().config.redis_backends });
     const links: LinkDirectory = new LinkDirectory({
       link: { connectTimeoutMs: redis().connect_timeout_seconds * 1000, limits: { maxBulkLength: Math.min(redis().max_bulk_bytes, 0x7fffffff) }, flusher, afterRead: () => replies.flushNow() },
       commandTimeoutMs: () => redis().command_timeout_seconds * 1000,
