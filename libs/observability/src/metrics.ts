@@ -18,6 +18,8 @@ export class MetricsRegistry {
   constructor(defaultLabels: Record<string, string> = {}) {
     this.registry.setDefaultLabels(defaultLabels);
     collectDefaultMetrics({ register: this.registry });
+    // gauges named like counters (promtool refuses them); nodejs_active_{handles,requests,resources}{type} hold the same figures
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
   }
 
   counter<L extends string>(spec: MetricSpec<L> & { collect?: (this: Counter<L>) => void }): Counter<L> {
