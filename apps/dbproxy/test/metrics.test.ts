@@ -131,6 +131,20 @@ describe('metrics of every service (all-in-one)', () => {
     expect(delta('dbproxy_pg_pool_checkouts_total', { backend: 'pg-primary' })).toBeGreaterThanOrEqual(N);
   });
 
+  it('answers the edges\' and bgd-monitor\'s admin routes with snake_case keys', async () => {
+    const camel: string[] = [];
+    const walk = (route: string, value: unknown): void => {
+      if (Array.isArray(value)) return value.forEach((v) => walk(route, v));
+      if (value === null || typeof value !== 'object') return;
+      for (const [key, v] of Object.entries(value)) {
+        if (/[A-Z]/.test(key)) camel.push(`${route}: ${key}`);
+        walk(route, v);
+      }
+    };
+    for (const route of ['/mysql/backends', '/postgres/backends', '/redis/edge', '/bgd']) walk(route, await (await fetch(`${admin}${route}`)).json());
+    expect(camel).toEqual([]);
+  });
+
   it('has dashboard expressions that name only metrics the services export', async () => {
     const exported = families(await scrape());
     const known = (name: string) => exported.has(name) || (/_(bucket|sum|count)$/.test(name) && exported.get(name.replace(/_(bucket|sum|count)$/, '')) === 'histogram');

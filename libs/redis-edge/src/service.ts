@@ -117,7 +117,7 @@ export const redisEdgeService: ServiceDefinition = {
         await ctx.listen({ name: listener, address, maxConnections, onConnection: (socket) => serve(socket, listener), reject });
       }
     } else ctx.readiness.set('listeners', 'ready', 'redis.enabled = false');
-    ctx.provide('redis-edge', () => ({ pid: process.pid, sessions: sessions.size, backendConnections: links.linkCount, leases: Object.fromEntries(links.leaseCounts()) }));
+    ctx.provide('redis-edge', () => ({ pid: process.pid, sessions: sessions.size, backend_connections: links.linkCount, leases: Object.fromEntries(links.leaseCounts()) }));
     ctx.addAdminRoute({
       method: 'GET',
       url: '/redis/edge',
