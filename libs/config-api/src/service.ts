@@ -11,6 +11,7 @@ import { registerOpenApi } from './openapi';
 import { BackendHealthBoard } from './backend-health';
 import { registerBackendRoutes } from './routes/backend-routes';
 import { checkListenExposure } from './listen-guard';
+import { registerHttpMetrics } from './http-metrics';
 import { registerConfigRoutes } from './routes/config-routes';
 import { registerEdgeRoutes } from './routes/edge-routes';
 import { registerSessionRoutes } from './routes/session-routes';
@@ -30,6 +31,7 @@ async function buildApi(ctx: ServiceContext, store: ConfigStore, edges: EdgeRegi
   const api = () => ctx.config.current().config.config_api;
   const app = Fastify({ logger: false, bodyLimit: api().max_body_bytes });
   traceRequests(app, ctx.tracer, splitListen(ctx.local.config_api.listen));
+  registerHttpMetrics(app, ctx.metrics);
   app.addContentTypeParser(['application/toml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
   await registerOpenApi(app, { version: ctx.version, listen: ctx.local.config_api.listen });
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {

@@ -16,6 +16,12 @@ function isReport(value: unknown): value is ProcessReport {
   return value !== null && typeof value === 'object' && Array.isArray((value as ProcessReport).pools);
 }
 
+/** The admin routes' JSON keys are snake_case (in_use, acquire_timeouts, ...). */
+function snakeCasePool(sum: Record<(typeof SUMMED)[number], number> | undefined): Record<string, number> | null {
+  if (sum === undefined) return null;
+  return Object.fromEntries(Object.entries(sum).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
+}
+
 export function backendsReport(gathered: readonly unknown[], view: TopologyView): unknown {
   const reports = gathered.filter(isReport);
   const pools = new Map<string, Record<(typeof SUMMED)[number], number>>();
@@ -37,7 +43,7 @@ export function backendsReport(gathered: readonly unknown[], view: TopologyView)
     shunned: b.shunned,
     draining: b.draining,
     status: b.status,
-    pool: pools.get(b.name) ?? null,
+    pool: snakeCasePool(pools.get(b.name)),
   }));
   const shards: Record<string, { primary: string | null; replicas: string[]; healthy: boolean }> = {};
   for (const b of backends) {

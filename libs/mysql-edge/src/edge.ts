@@ -23,6 +23,7 @@ import type { RsaKeys } from './frontend/client-login';
 import { loadFrontendTls, PauseGate, poolSnapshotOf, SessionIds, type FrontendTls, type SessionSource } from '@dbproxy/runtime';
 import { KillSwitch } from './kill/kill-switch';
 import { QueryCounters, createEdgeMetrics, type EdgeMetrics } from './metrics';
+import { zeroMysqlEdgeSeries } from './initial-series';
 import { ClientSession } from './session/client-session';
 import { adminKill, describeSession } from './session/session-admin';
 import type { ListenerRole } from './session/route-planner';
@@ -107,12 +108,14 @@ export class MysqlEdge implements EdgeContext {
       queries: this.queries,
       // a primary whose workers serve every connection has empty pools: only the workers' count
       pools: ctx.servesConnections ? () => this.pools.stats() : () => [],
+      backends: () => [...this.current.backends.keys()],
       roleOf: (backend) => topology.backend(backend)?.role ?? this.current.backends.get(backend)?.role ?? 'unknown',
       shardOf: (backend) => topology.backend(backend)?.shard ?? this.current.backends.get(backend)?.shard ?? 'unknown',
       resets: () => this.pools.resets(),
       transitions: () => [...this.sessionStates.snapshot(), ...this.backendStates.snapshot()],
       classification: () => this.current.router.stats(),
     });
+    zeroMysqlEdgeSeries(this.metrics, [...this.current.backends.values()]);
     this.fanout = new FanoutCoordinator({ epoch: () => this.current, pools: this.pools, metrics: ctx.metrics, logger: ctx.logger, bus: ctx.bus, instanceId: ctx.instanceId });
     this.kills = new KillSwitch({ bus: ctx.bus, logger: ctx.logger, endpoint: (backend) => this.pools.endpoint(backend), timeoutMs: () => this.current.config.mysql.connect_timeout_seconds * 1000 });
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);

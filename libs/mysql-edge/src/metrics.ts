@@ -2,7 +2,7 @@
 // read into prom-client at scrape time (no label hashing per query); rarer events (logins, pins,
 // errors) use prom-client counters directly. Worker processes' values are summed by the runtime.
 import { Counter, Gauge } from 'prom-client';
-import type { MetricsRegistry } from '@dbproxy/observability';
+import { EdgeLatency, type MetricsRegistry } from '@dbproxy/observability';
 import type { PoolStats } from '@dbproxy/pool';
 import type { ResetCounts } from './backend/backend-pools';
 import type { TransitionCount } from './state-machine';
@@ -40,6 +40,8 @@ export class QueryCounters {
 export interface MetricSources {
   readonly queries: QueryCounters;
   readonly pools: () => readonly PoolStats[];
+  /** The configured backends: their per-backend series exist (at zero) before their pools do. */
+  readonly backends: () => readonly string[];
   readonly roleOf: (backend: string) => string;
   /** The shard a backend serves (label `shard` of per-backend metrics). */
   readonly shardOf: (backend: string) => string;
@@ -61,6 +63,8 @@ export interface EdgeMetrics {
   readonly shardRefusals: Counter<'reason'>;
   /** Keyless reads run on every shard (multi_shard = "all_shards"). */
   readonly allShardReads: Counter;
+  /** Statement, pool-wait and backend latency histograms (session/statement-timing.ts observes them). */
+  readonly latency: EdgeLatency;
 }
 
 type PoolField = (s: PoolStats) => number;
@@ -81,9 +85,10 @@ const POOL_COUNTERS: readonly [string, string, PoolField][] = [
   ['dbproxy_mysql_pool_connect_failures_total', 'Backend connections that failed to open', (s) => s.createFailures],
 ];
 
-/** Pool figures summed over a backend's capability profiles. */
-function byBackend(stats: readonly PoolStats[], field: PoolField): Map<string, number> {
+/** Pool figures summed over a backend's capability profiles (0 for a configured backend without a pool yet). */
+function byBackend(stats: readonly PoolStats[], field: PoolField, backends: readonly string[]): Map<string, number> {
   const out = new Map<string, number>();
+  for (const backend of backends) out.set(backend, 0);
   for (const s of stats) out.set(s.backend, (out.get(s.backend) ?? 0) + field(s));
   return out;
 }
@@ -94,7 +99,7 @@ function poolMetrics(registry: MetricsRegistry['registry'], sources: MetricSourc
       name, help, labelNames: ['backend', 'role', 'shard'], registers: [registry],
       collect(this: Gauge<'backend' | 'role' | 'shard'>) {
         this.reset();
-        for (const [backend, value] of byBackend(sources.pools(), field)) this.set({ backend, role: sources.roleOf(backend), shard: sources.shardOf(backend) }, value);
+        for (const [backend, value] of byBackend(sources.pools(), field, sources.backends())) this.set({ backend, role: sources.roleOf(backend), shard: sources.shardOf(backend) }, value);
       },
     });
   }
@@ -103,7 +108,7 @@ function poolMetrics(registry: MetricsRegistry['registry'], sources: MetricSourc
       name, help, labelNames: ['backend', 'role', 'shard'], registers: [registry],
       collect(this: Counter<'backend' | 'role' | 'shard'>) {
         this.reset();
-        for (const [backend, value] of byBackend(sources.pools(), field)) this.inc({ backend, role: sources.roleOf(backend), shard: sources.shardOf(backend) }, value);
+        for (const [backend, value] of byBackend(sources.pools(), field, sources.backends())) this.inc({ backend, role: sources.roleOf(backend), shard: sources.shardOf(backend) }, value);
       },
     });
   }
@@ -111,6 +116,11 @@ function poolMetrics(registry: MetricsRegistry['registry'], sources: MetricSourc
     name: 'dbproxy_mysql_pool_resets_total', help: 'Connections returned to a pool: reset with COM_RESET_CONNECTION, or clean (nothing untracked changed, no round trip)', labelNames: ['backend', 'kind', 'shard'], registers: [registry],
     collect(this: Counter<'backend' | 'kind' | 'shard'>) {
       this.reset();
+      for (const backend of sources.backends()) {
+        const shard = sources.shardOf(backend);
+        this.inc({ backend, kind: 'reset', shard }, 0);
+        this.inc({ backend, kind: 'clean', shard }, 0);
+      }
       for (const [backend, counts] of sources.resets()) {
         const shard = sources.shardOf(backend);
         this.inc({ backend, kind: 'reset', shard }, counts.resets);
@@ -125,6 +135,10 @@ function hotPathMetrics(registry: MetricsRegistry['registry'], sources: MetricSo
     name: 'dbproxy_mysql_queries_total', help: 'Client commands sent to a backend, by route, backend role, backend and shard', labelNames: ['route', 'role', 'backend', 'shard'], registers: [registry],
     collect(this: Counter<'route' | 'role' | 'backend' | 'shard'>) {
       this.reset();
+      for (const backend of sources.backends()) {
+        const role = sources.roleOf(backend) === 'replica' ? 'replica' : 'primary';
+        this.inc({ route: role, role, backend, shard: sources.shardOf(backend) }, 0);
+      }
       for (const e of sources.queries.entries()) this.inc({ route: e.route, role: e.role, backend: e.backend, shard: sources.shardOf(e.backend) }, e.count);
     },
   });
@@ -164,6 +178,7 @@ export function createEdgeMetrics(metrics: MetricsRegistry, sources: MetricSourc
   poolMetrics(metrics.registry, sources);
   hotPathMetrics(metrics.registry, sources);
   return {
+    latency: new EdgeLatency(metrics, 'mysql'),
     sessions: metrics.gauge({ name: 'dbproxy_mysql_sessions', help: 'Client sessions open', labelNames: ['listener'] }),
     logins: metrics.counter({ name: 'dbproxy_mysql_logins_total', help: 'Client logins by result, auth plugin and TLS', labelNames: ['result', 'plugin', 'tls'] }),
     pins: metrics.counter({ name: 'dbproxy_mysql_pins_total', help: 'Sessions that started holding one backend connection, by cause', labelNames: ['cause'] }),

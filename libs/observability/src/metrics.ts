@@ -18,6 +18,8 @@ export class MetricsRegistry {
   constructor(defaultLabels: Record<string, string> = {}) {
     this.registry.setDefaultLabels(defaultLabels);
     collectDefaultMetrics({ register: this.registry });
+    // gauges named like counters (promtool refuses them); nodejs_active_{handles,requests,resources}{type} hold the same figures
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
   }
 
   counter<L extends string>(spec: MetricSpec<L> & { collect?: (this: Counter<L>) => void }): Counter<L> {
@@ -48,4 +50,23 @@ export class MetricsRegistry {
   async exposition(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+}
+
+/**
+ * Makes every combination of `values` exist at zero (label sets known at start: listeners,
+ * backends, outcomes), so a dashboard or an alert sees the series before the first event. Adds 0:
+ * a series that already counts keeps its value.
+ */
+export function zeroSeries<L extends string>(metric: Counter<L> | Gauge<L>, values: { readonly [K in L]: readonly string[] }): void {
+  const names = Object.keys(values) as L[];
+  const labels = {} as Record<L, string>;
+  const visit = (depth: number): void => {
+    if (depth === names.length) return void metric.inc({ ...labels }, 0);
+    const name = names[depth] as L;
+    for (const value of values[name]) {
+      labels[name] = value;
+      visit(depth + 1);
+    }
+  };
+  visit(0);
 }

@@ -1,6 +1,6 @@
 // pg-edge's Prometheus metrics (spec 003 Operations): sessions, routes, pins, rejections, cancels, pool figures.
 import type { Counter, Gauge } from 'prom-client';
-import type { MetricsRegistry } from '@dbproxy/observability';
+import { EdgeLatency, type MetricsRegistry } from '@dbproxy/observability';
 import type { PoolStats } from '@dbproxy/pool';
 
 export interface PgEdgeMetrics {
@@ -24,6 +24,8 @@ export interface PgEdgeMetrics {
   readonly clientTimeouts: Counter<'mode' | 'kind'>;
   /** Connects to a backend that failed before anything was sent, retried on another backend (`to`: replica, primary). */
   readonly connectRetries: Counter<'mode' | 'to'>;
+  /** Unit (statement), pool-wait and backend latency histograms (transaction/unit-timing.ts observes them). */
+  readonly latency: EdgeLatency;
 }
 
 /** Per-backend pool figures, read from the pools at scrape time. */
@@ -35,9 +37,15 @@ const POOL_GAUGES: readonly [string, string, (s: PoolStats) => number][] = [
   ['dbproxy_pg_pool_in_use', 'Transaction-mode pool connections lent out or resetting', (s) => s.inUse],
   ['dbproxy_pg_pool_waiters', 'Acquires waiting for a transaction-mode pool connection', (s) => s.waiters],
   ['dbproxy_pg_pool_capacity', 'Transaction-mode pool bound (pool_max_per_backend)', (s) => s.capacity],
-  ['dbproxy_pg_pool_checkouts', 'Connections lent since the pool was made', (s) => s.checkouts],
-  ['dbproxy_pg_pool_acquire_timeouts', 'Acquires that timed out (pool_acquire_timeout_seconds)', (s) => s.acquireTimeouts],
-  ['dbproxy_pg_pool_reset_failures', 'Connections whose ROLLBACK + DISCARD ALL failed (closed, not reused)', (s) => s.resetFailures],
+];
+
+/** Events the pools count since they were made: Prometheus counters, read from the pools at scrape time. */
+const POOL_COUNTERS: readonly [string, string, (s: PoolStats) => number][] = [
+  ['dbproxy_pg_pool_checkouts_total', 'Transaction-mode pool connections lent', (s) => s.checkouts],
+  ['dbproxy_pg_pool_acquire_timeouts_total', 'Acquires that timed out (pool_acquire_timeout_seconds)', (s) => s.acquireTimeouts],
+  ['dbproxy_pg_pool_reset_failures_total', 'Connections whose ROLLBACK + DISCARD ALL failed (closed, not reused)', (s) => s.resetFailures],
+  ['dbproxy_pg_pool_connects_total', 'Transaction-mode backend connections opened', (s) => s.creates],
+  ['dbproxy_pg_pool_connect_failures_total', 'Transaction-mode backend connections that failed to open', (s) => s.createFailures],
 ];
 
 type RouteName = 'primary' | 'replica' | 'held' | 'fallback';
@@ -123,8 +131,20 @@ export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures
       },
     });
   }
+  for (const [name, help, value] of POOL_COUNTERS) {
+    metrics.counter({
+      name,
+      help,
+      labelNames: ['backend', 'shard', 'role'],
+      collect(this: Counter<'backend' | 'shard' | 'role'>) {
+        this.reset();
+        for (const pool of pools()) this.inc({ backend: pool.stats.backend, shard: pool.shard, role: pool.role }, value(pool.stats));
+      },
+    });
+  }
   const routeTally = new RouteTally();
   return {
+    latency: new EdgeLatency(metrics, 'postgres'),
     routeTally,
     sessions: metrics.gauge({ name: 'dbproxy_pg_sessions', help: 'Client sessions open', labelNames: ['mode', 'listener'] }),
     routes: collectedBy(

@@ -16,6 +16,7 @@ import { PgEdgeErrors, toErrorResponse } from './errors';
 import { loadFrontendTls } from '@dbproxy/runtime';
 import { IdleSweep } from './idle-sweep';
 import { createPgEdgeMetrics } from './metrics';
+import { zeroPgEdgeSeries } from './initial-series';
 import { CANCEL_SUBJECT, encodeCancel, receiveCancel, refuse, refuseAtStartup } from './session-common';
 import { StartupShardKey } from './startup-shard-key';
 import { TransactionPools } from './transaction/backend-pools';
@@ -64,6 +65,8 @@ export const pgEdgeService: ServiceDefinition = {
       () => (ctx.servesConnections ? pools.stats() : []).map((stats) => ({ stats, shard: shardOf.get(stats.backend)?.shard ?? '', role: topology.backend(stats.backend)?.role ?? shardOf.get(stats.backend)?.role ?? '' })),
       () => shared.resultBudget.used,
     );
+    const pgConfig = epoch.config;
+    zeroPgEdgeSeries(metrics, { mode: pgConfig.postgres.routing_mode, shards: pgConfig.postgres.sharding.rules.length > 0 ? [...new Set(pgConfig.postgres_backends.map((b) => b.shard))] : [] });
     const edge: EdgeContext = {
       epoch: () => epoch,
       tls: loadFrontendTls(ctx.local),

@@ -1,7 +1,7 @@
 // redis-edge's Prometheus metrics: sessions, commands by type and shard, redirects, retries,
 // blocking leases, rejected commands, backpressure, connection-mode shard selection.
 import type { Counter, Gauge } from 'prom-client';
-import type { MetricsRegistry } from '@dbproxy/observability';
+import { EdgeLatency, type MetricsRegistry } from '@dbproxy/observability';
 
 /** Per-route command counts, bumped on the hot path as plain numbers and published once a second. */
 export interface CommandCounts {
@@ -23,6 +23,8 @@ export interface RedisEdgeMetrics {
   readonly shardSelections: Counter<'listener' | 'shard' | 'how'>;
   readonly shardRefusals: Counter<'reason'>;
   readonly backendErrors: Counter<'kind'>;
+  /** Command latency (forwarded single-node commands: sent to their reply leaving for the client), by listener, type and node. */
+  readonly latency: EdgeLatency;
 }
 
 export interface MetricSources {
@@ -50,6 +52,7 @@ export function createRedisEdgeMetrics(metrics: MetricsRegistry, sources: Metric
     },
   });
   return {
+    latency: new EdgeLatency(metrics, 'redis'),
     sessions: metrics.gauge({ name: 'dbproxy_redis_sessions', help: 'Client sessions open', labelNames: ['mode', 'listener'] }),
     commands: metrics.counter({ name: 'dbproxy_redis_commands_total', help: 'Commands sent to backends by type (read, write, other) and shard', labelNames: ['type', 'shard', 'backend'] }),
     fanouts: metrics.counter({ name: 'dbproxy_redis_fanouts_total', help: 'Commands split over several shards or sent to every shard, by merge policy', labelNames: ['policy'] }),

@@ -17,6 +17,7 @@ import { endpointKey, type NodeEndpoint } from './io/endpoint';
 import { TickFlusher } from './io/tick-flusher';
 import { closeOfflineHard } from './offline-hard';
 import { createRedisEdgeMetrics, publishCommandCounts, type RedisEdgeMetrics } from './metrics';
+import { zeroRedisEdgeSeries } from './initial-series';
 
 interface Closable {
   close(reason: string): void;
@@ -75,6 +76,7 @@ export const redisEdgeService: ServiceDefinition = {
     const replies = new TickFlusher();
     const redis = () => ctx.config.current().config.redis;
     const metrics = createRedisEdgeMetrics(ctx.metrics, { leases: () => links.leaseCounts(), links: () => links.linkCount });
+    zeroRedisEdgeSeries(metrics, { mode: redis().mode, backends: ctx.config.current().config.redis_backends });
     const links: LinkDirectory = new LinkDirectory({
       link: { connectTimeoutMs: redis().connect_timeout_seconds * 1000, limits: { maxBulkLength: Math.min(redis().max_bulk_bytes, 0x7fffffff), maxNestingDepth: redis().max_reply_depth }, flusher, afterRead: () => replies.flushNow() },
       commandTimeoutMs: () => redis().command_timeout_seconds * 1000,
@@ -130,7 +132,7 @@ export const redisEdgeService: ServiceDefinition = {
         await ctx.listen({ name: listener, address, maxConnections, onConnection: (socket) => serve(socket, listener), reject });
       }
     } else ctx.readiness.set('listeners', 'ready', 'redis.enabled = false');
-    ctx.provide('redis-edge', () => ({ pid: process.pid, sessions: sessions.size, backendConnections: links.linkCount, leases: Object.fromEntries(links.leaseCounts()) }));
+    ctx.provide('redis-edge', () => ({ pid: process.pid, sessions: sessions.size, backend_connections: links.linkCount, leases: Object.fromEntries(links.leaseCounts()) }));
     ctx.addAdminRoute({
       method: 'GET',
       url: '/redis/edge',

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { KvRecords, openRecords, type Bus, type ConfigRecord, type RecordStore, type Subscription } from '@dbproxy/bus';
 import { createSnapshot, formatIssue, validateDocument, type ConfigSnapshot, type Environment, type RawDocument } from '@dbproxy/config';
 import type { Logger, MetricsRegistry } from '@dbproxy/observability';
+import type { Counter, Gauge } from 'prom-client';
 import { errorMessage } from '@dbproxy/util';
 import type { Readiness } from './readiness';
 
@@ -40,15 +41,22 @@ export class ConfigFollower implements ConfigSource {
   private snapshot: ConfigSnapshot;
   private readonly listeners = new Set<ConfigListener>();
   private watch: Subscription | undefined;
+  private readonly rejected: Counter;
+  private readonly epochGauge: Gauge;
 
   constructor(
     initial: ConfigSnapshot,
     private readonly env: Environment,
     private readonly logger: Logger,
     private readonly readiness: Readiness,
-    private readonly metrics: MetricsRegistry,
+    metrics: MetricsRegistry,
   ) {
     this.snapshot = initial;
+    // both series exist from start: a rejection shows as an increase, not as a new series
+    this.rejected = metrics.counter({ name: 'dbproxy_config_rejected_total', help: 'Configuration epochs this process could not apply' });
+    this.rejected.inc(0);
+    this.epochGauge = metrics.gauge({ name: 'dbproxy_config_epoch', help: 'Configuration epoch in force (0: the file, before the bus delivered one)' });
+    this.epochGauge.set(initial.epoch);
   }
 
   current(): ConfigSnapshot {
@@ -99,7 +107,7 @@ export class ConfigFollower implements ConfigSource {
     const result = validateDocument(record.config, this.env);
     if (!result.ok) {
       const issues = result.issues.map(formatIssue);
-      this.metrics.counter({ name: 'dbproxy_config_rejected_total', help: 'Configuration epochs this process could not apply' }).inc();
+      this.rejected.inc();
       this.readiness.set('config', 'degraded', `epoch ${epoch} rejected here: ${issues.slice(0, 3).join('; ')}`);
       this.logger.error({ epoch, issues }, 'configuration epoch rejected; keeping the last good one');
       return;
@@ -107,7 +115,7 @@ export class ConfigFollower implements ConfigSource {
     const previous = this.snapshot;
     this.snapshot = createSnapshot(epoch, result.config, record.config as RawDocument);
     this.readiness.set('config', 'ready');
-    this.metrics.gauge({ name: 'dbproxy_config_epoch', help: 'Configuration epoch in force' }).set(epoch);
+    this.epochGauge.set(epoch);
     this.logger.info({ epoch, author: record.author }, 'configuration epoch applied');
     for (const listener of this.listeners) {
       try {

@@ -7,7 +7,8 @@ import { splitListen } from './admin-server';
 import type { WorkerEndpoint } from './workers/worker-endpoint';
 import type { WorkerGroup } from './workers/worker-group';
 
-export type RejectReason = 'max_connections' | 'draining';
+const REJECT_REASONS = ['max_connections', 'draining'] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
 
 export interface ListenerSpec {
   /** Name in metrics and logs, e.g. `read_write`. */
@@ -79,6 +80,9 @@ export class ServiceListeners {
     }
     const accepted = this.metrics.counter({ name: 'dbproxy_connections_accepted_total', help: 'Client connections admitted', labelNames: ['service', 'listener'] });
     const rejected = this.metrics.counter({ name: 'dbproxy_connections_rejected_total', help: 'Client connections refused at admission', labelNames: ['service', 'listener', 'reason'] });
+    // every listener's series exist from start, at zero
+    accepted.inc({ service: this.service, listener: spec.name }, 0);
+    for (const reason of REJECT_REASONS) rejected.inc({ service: this.service, listener: spec.name, reason }, 0);
     const server = createServer({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000, pauseOnConnect: this.workers !== undefined }, (socket) => {
       const open = this.active.get(spec.name) ?? 0;
       const reason: RejectReason | undefined = this.draining ? 'draining' : open >= spec.maxConnections() ? 'max_connections' : undefined;

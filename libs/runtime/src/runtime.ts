@@ -3,9 +3,9 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import { createBus, type Bus } from '@dbproxy/bus';
+import { createBus, droppedMessageCounts, type Bus } from '@dbproxy/bus';
 import { createSnapshot, loadConfigFile, processEnvironment, type ConfigIssue, type Environment } from '@dbproxy/config';
-import { createLogger, MetricsRegistry, observeLibraryChannels, startTracing, type Logger, type Tracing } from '@dbproxy/observability';
+import { createLogger, MetricsRegistry, observeLibraryChannels, startTracing, zeroSeries, type Logger, type Tracing } from '@dbproxy/observability';
 import { errorMessage } from '@dbproxy/util';
 import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
@@ -101,6 +101,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // read per line: a later epoch's limit applies (config is assigned below, before any service starts)
   let rateLimit = () => fileConfig.telemetry.log_rate_limit_per_second;
   const unobserve = observeLibraryChannels(logger, metrics, { logRateLimitPerSecond: () => rateLimit() });
+  zeroSeries(metrics.counter({ name: 'dbproxy_bus_messages_dropped_total', help: 'Bus messages dropped: malformed, failed handler or undeliverable', labelNames: ['reason'] }), { reason: Object.keys(droppedMessageCounts()) });
   const tracing: Tracing = startTracing({
     serviceName: serviceLabel,
     serviceNamespace: fileConfig.telemetry.service_namespace,

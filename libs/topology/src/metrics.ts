@@ -1,7 +1,7 @@
 // Prometheus metrics of the topology service: per backend (up, latency, lag, checks, failures)
 // and per protocol (generation, snapshots, refresh requests, slot refreshes, bgd actions).
-import type { BgdAction, Protocol, TopologySnapshot } from '@dbproxy/bus';
-import type { MetricsRegistry } from '@dbproxy/observability';
+import { BgdAction as BgdActionSchema, TopologyRefreshRequest, type BgdAction, type Protocol, type TopologySnapshot } from '@dbproxy/bus';
+import { zeroSeries, type MetricsRegistry } from '@dbproxy/observability';
 import type { CheckResult } from './checks/types';
 import type { BackendHealth } from './health/backend-health';
 import type { PublishTrigger } from './snapshot/snapshot-publisher';
@@ -38,12 +38,16 @@ export class TopologyMetrics {
     this.slotRefreshes = metrics.counter({ name: 'dbproxy_topology_slot_refreshes_total', help: 'Redis Cluster slot map refreshes, by result', labelNames: ['result'] });
     this.suppressedResults = metrics.counter({ name: 'dbproxy_topology_bgd_suppressed_results_total', help: 'Check results whose read_only/replication verdict was not applied: the endpoint is in an active blue/green writer switchover', labelNames: ['protocol', 'backend'] });
     this.actions = metrics.counter({ name: 'dbproxy_topology_bgd_actions_total', help: 'Blue/green actions received, by action and whether they changed the topology', labelNames: ['action', 'applied'] });
+    // outcomes known at start exist at zero (per-backend series at a backend's first check)
+    zeroSeries(this.slotRefreshes, { result: ['ok', 'failed'] });
+    zeroSeries(this.actions, { action: BgdActionSchema.options.map((o) => o.shape.action.value), applied: ['yes', 'no'] });
   }
 
   checked(protocol: Protocol, name: string, shard: string, role: string, result: CheckResult, health: BackendHealth): void {
     const labels: BackendLabels = { protocol, backend: name };
     this.checks.inc(labels);
-    if (!result.ok) this.failures.inc(labels);
+    this.failures.inc(labels, result.ok ? 0 : 1);
+    this.suppressedResults.inc(labels, 0);
     if (result.latencyMs !== null) this.latency.set(labels, result.latencyMs / 1000);
     const key = `${protocol}/${name}`;
     const previous = this.upLabels.get(key);
@@ -59,7 +63,7 @@ export class TopologyMetrics {
   /** Drops the series of a backend that left the configuration. */
   forget(protocol: Protocol, name: string): void {
     const labels: BackendLabels = { protocol, backend: name };
-    for (const metric of [this.latency, this.lag, this.lagging, this.checks, this.failures]) metric.remove(labels);
+    for (const metric of [this.latency, this.lag, this.lagging, this.checks, this.failures, this.suppressedResults]) metric.remove(labels);
     const up = this.upLabels.get(`${protocol}/${name}`);
     if (up) this.up.remove(up);
     this.upLabels.delete(`${protocol}/${name}`);
@@ -68,6 +72,11 @@ export class TopologyMetrics {
   published(snapshot: TopologySnapshot, trigger: PublishTrigger): void {
     this.generation.set({ protocol: snapshot.protocol }, snapshot.generation);
     this.snapshots.inc({ protocol: snapshot.protocol, trigger });
+  }
+
+  /** `protocol` is monitored: its refresh-request series exist from now on, at zero. */
+  monitoring(protocol: Protocol): void {
+    zeroSeries(this.refreshes, { protocol: [protocol], reason: TopologyRefreshRequest.shape.reason.options });
   }
 
   refreshRequested(protocol: Protocol, reason: string): void {

@@ -54,6 +54,7 @@ function createMonitors(
     const last = previous.get(protocol);
     if (last) monitor.seed(last);
     monitors.set(protocol, monitor);
+    metrics.monitoring(protocol);
   }
   return monitors;
 }

@@ -16,18 +16,21 @@ export class XaMetrics {
     this.passes = metrics.counter({ name: 'dbproxy_xa_recovery_passes_total', help: 'Recovery passes (XA RECOVER on every participant), by result', labelNames: ['result'] });
     this.recovered = metrics.counter({ name: 'dbproxy_xa_recovered_branches_total', help: 'Prepared branches of this coordinator settled by recovery or an operator, by action', labelNames: ['action'] });
     this.inDoubt = metrics.gauge({ name: 'dbproxy_xa_in_doubt_branches', help: 'Prepared branches found by the last recovery pass (this coordinator and others)', labelNames: ['owner'] });
-    metrics.gauge({
+    // the journal counts; each scrape hands its totals to a counter
+    metrics.counter({
       name: 'dbproxy_xa_journal_fsyncs_total',
       help: 'fsyncs of the decision journal (commit decisions / fsyncs = the group commit factor)',
       collect() {
-        this.set(journalStats()?.fsyncs ?? 0);
+        this.reset();
+        this.inc(journalStats()?.fsyncs ?? 0);
       },
     });
-    metrics.gauge({
+    metrics.counter({
       name: 'dbproxy_xa_journal_decisions_total',
       help: 'Commit decisions written to the journal',
       collect() {
-        this.set(journalStats()?.durableRecords ?? 0);
+        this.reset();
+        this.inc(journalStats()?.durableRecords ?? 0);
       },
     });
   }

@@ -21,12 +21,15 @@ import type { ClientStatement } from './statement-registry';
 import { backendCallStarts, backendReplied } from './statement-span';
 import type { BackendThread } from '../kill/kill-switch';
 import type { ResponseHold } from '../fanout/session-fanout';
+import { StatementTiming } from './statement-timing';
 
 export type CommandKind = 'query' | 'execute' | 'prepare' | 'field-list' | 'statistics' | 'init-db' | 'fetch' | 'stmt-reset';
 
 /** What the exchange needs from its session. */
 export interface ExchangeOwner {
   readonly edge: EdgeContext;
+  /** The listener the session came in on (label of the latency histograms). */
+  readonly listener: string;
   readonly epoch: EdgeEpoch;
   readonly profile: number;
   readonly schema: string | null;
@@ -99,8 +102,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   private parkedPool: ConnectionPool | null = null;
   parkedAt = 0;
   private readonly pressureOf = (backend: string): number => this.owner.edge.pools.pressure(backend, this.owner.profile);
+  private readonly timing: StatementTiming;
 
-  constructor(private readonly owner: ExchangeOwner) {}
+  constructor(private readonly owner: ExchangeOwner) {
+    this.timing = new StatementTiming(owner.edge.metrics.latency, owner.listener);
+  }
 
   get connection(): BackendConnection | null {
     return this.conn;
@@ -114,6 +120,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   run(packet: MysqlPacket, span: DbSpan | null): void {
     this.packet = packet;
     this.span = span;
+    this.timing.received();
     this.fellBack = false;
     this.opened = false;
     if (this.pin !== null && this.conn !== null) {
@@ -179,6 +186,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         this.conn = granted.connection;
         edge.queries.waits++;
         edge.queries.waitSeconds += granted.waitMs / 1000;
+        this.timing.waited(granted.waitMs);
         this.begin();
       },
       (err: unknown) => {
@@ -217,6 +225,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (this.pin === null) conn.attach(this, 'lend');
     const label = this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label;
     owner.edge.queries.count(label, this.role, conn.backend);
+    this.timing.sent(label, conn.backend);
     if (this.span !== null) {
       this.span.setAttribute('dbproxy.pool_wait_ms', this.lease?.waitMs ?? 0);
       backendCallStarts(this.span, conn, owner.epoch, label, this.role);
@@ -366,6 +375,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   /** A backend ERR the client must see instead of its command's response. */
   private forwardError(err: ErrPacket): void {
+    this.timing.answered();
     this.owner.edge.metrics.errors.inc({ code: String(err.code) });
     if (this.span !== null) backendReplied(this.span, 0, err);
     this.owner.sendError({ code: err.code, sqlState: err.sqlState ?? 'HY000', message: err.message }, this.replySeq());
@@ -373,6 +383,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   }
 
   private complete(conn: BackendConnection, summary: ResponseSummary): void {
+    this.timing.answered();
     conn.rewriteStatementId = -1;
     const ok = summary.err === null;
     const c = this.classification;

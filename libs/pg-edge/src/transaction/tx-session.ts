@@ -35,6 +35,7 @@ import type { DeadlineWatched, TxShared } from './tx-shared';
 import { decideUnit } from './unit-route';
 import { ShardedUnits } from './sharding/sharded-units';
 import { UnitSpan } from './unit-span';
+import { UnitTiming } from './unit-timing';
 import { TX_SESSION_STATES, type TxSessionState as State } from './tx-states';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const BackendCode = BackendCodeExport;
@@ -118,6 +119,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   /** The client socket's descriptor for direct writes; -1 over TLS. */
   private readonly clientFd: number;
   private readonly spans: UnitSpan;
+  private readonly timing: UnitTiming;
   /** Statement sharding ([[postgres.sharding.rules]]): the shard of each unit; undefined without rules. */
   private readonly sharded: ShardedUnits | undefined;
   /** For the operators' session lines. */
@@ -153,6 +155,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.clientAddress = `${client.remoteAddress ?? ''}:${client.remotePort ?? 0}`;
     const pg = epoch.config.postgres;
     this.spans = new UnitSpan(edge.tracer, { 'dbproxy.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard }, epoch.directory.databaseOf(shard));
+    this.timing = new UnitTiming(edge.metrics.latency, listener);
     this.router = shared.router(epoch);
     this.sharded = ShardedUnits.of(epoch, this.router, user);
     this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router), this.sharded?.executionRoute);
@@ -355,6 +358,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     if (routes.length > 0) this.statement = (routes[0] as SqlRoute).fingerprint.text;
     this.retry = undefined;
     this.spans.begin(routes);
+    this.timing.begin();
     if (decision.kind === 'refuse') {
       if (decision.reason === 'read_only') this.edge.metrics.readOnlyRejections.inc({ listener: this.listener });
       this.edge.metrics.routingFailures.inc({ reason: decision.reason });
@@ -378,6 +382,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     if (decision.pin) this.flags.dropsStatements ||= routes.some(dropsStatements);
     if (this.lease) {
       this.routeCounters.held.inc();
+      this.timing.onHeld(this.lease.backend);
       if (this.held) this.spans.onHeld(this.held, this.lease.backend, this.epoch.directory.config(this.lease.backend)?.address);
       return this.dispatch(emit);
     }
@@ -390,6 +395,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       name = target.config.name;
       this.routeCounters[target.role].inc();
       this.spans.acquiring(name, target.config.address, target.role, choice.fellBack);
+      this.timing.acquiring(choice.fellBack ? 'fallback' : target.role, name);
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
@@ -448,6 +454,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.lease = lease;
     lease.connection.unnamedHolds = undefined;
     this.spans.acquired();
+    this.timing.acquired();
     const begin = this.sharded?.deferred.take();
     if (begin === undefined) return this.dispatch(emit);
     this.sharded?.openTransaction(lease.connection, begin).then(
@@ -482,6 +489,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       if (fromPlan && failed) this.plan.discard();
       else if (fromPlan) this.plan.answered();
       this.spans.end(error);
+      this.timing.dropped();
       this.client.write(bytes);
       this.machine.transition('running', 'idle', 'read on every shard answered');
       this.pump();
@@ -516,6 +524,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     if (conn.settings !== this.settings) this.applySettings(conn);
     emit(this.toBackend, this.relay.expectations);
     this.toBackend.flush(conn.stream, conn.fd);
+    this.timing.sent();
     this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
     this.shared.running.add(this);
     if (this.relay.pending === 0) this.drained();
@@ -567,7 +576,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   /** A refusal without running anything; in a held transaction the backend must fail too, so it aborts as PostgreSQL would. */
   private refuseUnit(error: Error, synced: boolean, fromPlan = true): void {
     if (this.lease) this.spans.refused(error);
-    else this.spans.end(error);
+    else {
+      this.spans.end(error);
+      this.timing.dropped();
+    }
     if (this.lease && fromPlan) {
       this.plan.refuseAll(error);
       return this.dispatch((out, expect) => this.plan.emit(this.connection(), out, expect));
@@ -602,6 +614,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     const failure = this.relay.draining;
     if (failure && status === IN_TRANSACTION) return this.abortOnBackend(failure);
     this.spans.end(failure, this.relay.sqlState);
+    this.timing.answered();
     if (failure) {
       this.relay.out.add(refusalBytes(failure, status));
       this.relay.draining = undefined;
@@ -670,6 +683,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.relay.reset();
     this.flags.pin = this.flags.write = this.flags.stateful = this.flags.dropsStatements = false;
     this.spans.end(error);
+    this.timing.dropped();
     this.machine.transition('running', 'idle', `unit failed: ${error.message}`);
     this.flushClient();
     this.pump();
@@ -776,6 +790,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     this.spans.abandon(reason);
+    this.timing.dropped();
     const { at, client, user } = this.opened;
     publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.key.processId, client, user, listener: this.listener, duration_ms: Date.now() - at, reason: sessionCloseKind(reason), detail: reason });
     this.edge.metrics.sessions.dec({ mode: 'transaction', listener: this.listener });

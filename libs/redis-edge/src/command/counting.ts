@@ -1,4 +1,5 @@
-// Counting commands per node by type on the hot path: a field increment, published once a second.
+// Counting commands per node by type on the hot path: a field increment, published once a second;
+// and the type a command's latency is filed under.
 import { CommandFlag } from './command-flags';
 import type { CommandSpec } from './command-table';
 import type { EndpointRoute } from './link-directory';
@@ -8,4 +9,9 @@ export function countCommand(route: EndpointRoute, spec: CommandSpec): void {
   if ((spec.flags & CommandFlag.Write) !== 0) c.writes++;
   else if ((spec.flags & CommandFlag.ReadOnly) !== 0) c.reads++;
   else c.others++;
+}
+
+/** The command's type as `dbproxy_redis_commands_total` names it (the `route` of its latency series). */
+export function commandType(spec: CommandSpec): 'read' | 'write' | 'other' {
+  return (spec.flags & CommandFlag.Write) !== 0 ? 'write' : (spec.flags & CommandFlag.ReadOnly) !== 0 ? 'read' : 'other';
 }

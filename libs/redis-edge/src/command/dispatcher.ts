@@ -6,7 +6,7 @@ import { RedisEdgeErrors } from '../errors';
 import { blockingCommand } from './blocking';
 import { CommandFlag, Handling, RequestPolicy, ResponsePolicy } from './command-flags';
 import type { CommandSpec } from './command-table';
-import { countCommand } from './counting';
+import { commandType, countCommand } from './counting';
 import { fanOutAll, splitByGroup } from './fanout';
 import type { EndpointRoute } from './link-directory';
 import { killCommand } from './kill';
@@ -148,7 +148,7 @@ function keyless(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
 export function toRoute(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec, route: EndpointRoute | undefined, group = -1): void {
   if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', group < 0 ? s.edge.routes.shardName() : s.edge.routes.nameOfGroup(group)));
   countCommand(route, spec);
-  s.sendTo(route, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
+  s.sendTo(route, batch.buffer, batch.frameStart[i], batch.frameEnd[i], s.edge.metrics.latency.series(s.listener, commandType(spec), route.endpoint.name).statement);
 }
 
 /** PUBLISH: by channel over standalone shards (where SUBSCRIBE listens); any node of a cluster (it broadcasts). */

@@ -1,5 +1,6 @@
 // Strictly ordered replies: every command gets the next sequence number; replies may arrive in
 // any order (several backends, fan-outs, retries) and leave for the client in sequence order.
+import { latencyClock, type LatencyCell } from '@dbproxy/observability';
 import type { OutputQueue } from '../io/output-queue';
 
 /** Sequence numbers wrap at 2^30 so that `seq & mask` stays a valid ring index. */
@@ -12,6 +13,9 @@ export class ReplyRing {
   private starts = new Int32Array(16);
   private ends = new Int32Array(16);
   private ready = new Uint8Array(16);
+  /** Latency cell of a timed command (its reply leaving observes it) and when it was sent. */
+  private timed: (LatencyCell | null)[] = new Array<LatencyCell | null>(16).fill(null);
+  private sentAt = new Float64Array(16);
   /** Oldest sequence whose reply has not left yet. */
   private head = 0;
   /** Next sequence to hand out. */
@@ -38,14 +42,30 @@ export class ReplyRing {
     if (this.outstanding === this.capacity) this.grow();
     const seq = this.tail;
     this.ready[seq & (this.capacity - 1)] = 0;
+    this.timed[seq & (this.capacity - 1)] = null;
     this.tail = (seq + 1) & SEQ_MASK;
     return seq;
+  }
+
+  /** The reply to `seq` (just reserved) is timed into `cell` from now until it leaves for the client. */
+  time(seq: number, cell: LatencyCell): void {
+    const i = seq & (this.capacity - 1);
+    this.timed[i] = cell;
+    this.sentAt[i] = latencyClock();
+  }
+
+  private observe(i: number): void {
+    const cell = this.timed[i];
+    if (cell === null) return;
+    cell.since(this.sentAt[i]);
+    this.timed[i] = null;
   }
 
   /** The reply to `seq` is `buf[start, end)`. Returns true when bytes moved to the output queue. */
   fill(seq: number, buf: Buffer, start: number, end: number): boolean {
     if (seq === this.head && this.outstanding > 0) {
       this.out.append(buf, start, end);
+      this.observe(seq & (this.capacity - 1));
       this.head = (seq + 1) & SEQ_MASK;
       this.drainReady();
       return true;
@@ -74,6 +94,7 @@ export class ReplyRing {
       const i = this.head & mask;
       if (this.ready[i] === 0) return;
       this.out.append(this.bufs[i], this.starts[i], this.ends[i]);
+      this.observe(i);
       this.bufs[i] = EMPTY;
       this.ready[i] = 0;
       this.head = (this.head + 1) & SEQ_MASK;
@@ -86,6 +107,8 @@ export class ReplyRing {
     const starts = new Int32Array(n);
     const ends = new Int32Array(n);
     const ready = new Uint8Array(n);
+    const timed = new Array<LatencyCell | null>(n).fill(null);
+    const sentAt = new Float64Array(n);
     for (let seq = this.head; seq !== this.tail; seq = (seq + 1) & SEQ_MASK) {
       const from = seq & (this.capacity - 1);
       const to = seq & (n - 1);
@@ -93,7 +116,11 @@ export class ReplyRing {
       starts[to] = this.starts[from];
       ends[to] = this.ends[from];
       ready[to] = this.ready[from];
+      timed[to] = this.timed[from];
+      sentAt[to] = this.sentAt[from];
     }
+    this.timed = timed;
+    this.sentAt = sentAt;
     this.bufs = bufs;
     this.starts = starts;
     this.ends = ends;

@@ -3,6 +3,7 @@
 // buffer limit and the client's own reading speed.
 import type { Socket } from 'node:net';
 import { CommandScanner, InlineReframer, InputBuffer, type Redirect, type CommandBatch } from '@dbproxy/resp';
+import type { LatencyCell } from '@dbproxy/observability';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -180,10 +181,12 @@ export class CommandSession implements ReplySink, Flushable {
   // ---- routing helpers ----
 
   /** Sends `buf[start, end)` to `route` as the next command. */
-  sendTo(route: EndpointRoute, buf: Buffer, start: number, end: number): void {
+  sendTo(route: EndpointRoute, buf: Buffer, start: number, end: number, timing?: LatencyCell): void {
     const link = this.own ? this.ownLink(route) : route.shared && !route.shared.closed ? route.shared : this.edge.links.shared(route);
     if (this.spans !== undefined) this.spans.sending(route.endpoint, this.state.db);
-    link.send(this, this.ring.reserve(), -1, this.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, buf, start, end);
+    const seq = this.ring.reserve();
+    if (timing !== undefined) this.ring.time(seq, timing);
+    link.send(this, seq, -1, this.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, buf, start, end);
   }
 
   linkFor(route: EndpointRoute): BackendLink {
