@@ -1,6 +1,7 @@
 // Source of deploy/nats/authorization.conf: one NATS user per service with the subjects it may
 // publish and subscribe (DESIGN.md §3, libs/bus/README.md "Subject catalogue").
-// `node tools/nats/authorization.mjs` rewrites the file; a test checks it is up to date.
+// `node tools/nats/authorization.mjs` rewrites the file (`--print` writes it to stdout); a test
+// checks it is up to date.
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -116,7 +117,9 @@ ${users.join('\n')}
 `;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && process.argv[2] === '--print') {
+  process.stdout.write(renderAuthorization());
+} else if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const target = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'deploy', 'nats', 'authorization.conf');
   writeFileSync(target, renderAuthorization());
   console.log(`wrote ${target}`);

@@ -9,4 +9,5 @@ export { startPostgres, type PostgresOptions, type PostgresServer } from './post
 export { startRedis, type RedisOptions, type RedisServer } from './redis';
 export { startRedisCluster, CLUSTER_SLOTS, type RedisCluster, type RedisClusterNode, type RedisClusterOptions } from './redis-cluster';
 export { startNats, type NatsOptions, type NatsServer } from './nats';
+export { makeTestPki, type TestPki } from './pki';
 export { RdsBgdSimulation, setReadOnly, promoteReplica, SOURCE_ROLE, TARGET_ROLE, type RdsEndpoint, type TopologyRowSpec } from './rds-bgd-simulator';

@@ -20,8 +20,9 @@ export function writeConfig(dir: string, name: string, toml: string): string {
   return path;
 }
 
-export function startDbproxy(args: readonly string[]): DbproxyProcess {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'dbproxy'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `env` is added to this process's environment (e.g. one service's NATS credentials). */
+export function startDbproxy(args: readonly string[], env?: Readonly<Record<string, string>>): DbproxyProcess {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'dbproxy'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env: { ...process.env, ...env } } : {}) });
   let text = '';
   child.stdout?.on('data', (c: Buffer) => (text += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (text += c.toString()));
