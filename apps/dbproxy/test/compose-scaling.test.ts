@@ -14,6 +14,8 @@ const compose = readCompose();
 const services = compose.services;
 const config = validConfig(read('deploy/compose/dbproxy.toml'), {
   DBPROXY_APP_PASSWORD: 'x',
+  DBPROXY_NATS_USER: 'mysql-edge',
+  DBPROXY_NATS_PASSWORD: 'x',
   DBPROXY_ADMIN_TOKEN: 'compose-test-admin-token',
   MARIADB_ROOT_PASSWORD: 'x',
   POSTGRES_PASSWORD: 'x',
@@ -137,5 +139,33 @@ describe('haproxy -c guards the configuration', () => {
   it('rejects a broken one (so the check above means something)', () => {
     const broken = execFileSync('sh', ['-c', `sed 's/server-template/server-templat/' ${join(ROOT, 'deploy/haproxy/mysql-edge.cfg')} > /tmp/dbproxy-broken-haproxy-$$.cfg && haproxy -c -f /tmp/dbproxy-broken-haproxy-$$.cfg >/dev/null 2>&1; echo $?; rm -f /tmp/dbproxy-broken-haproxy-$$.cfg`], { encoding: 'utf8' });
     expect(Number(broken.trim())).not.toBe(0);
+  });
+});
+
+describe('NATS: TLS and one user per service', () => {
+  const dbproxyServices = Object.entries(services).filter(([, s]) => s.command?.[0] === 'start');
+  const variableOf = (value: string | undefined) => /^\$\{([A-Z_]+):-[A-Za-z][A-Za-z0-9_-]*\}$/.exec(value ?? '')?.[1];
+
+  it('gives every dbproxy service its own NATS user and password, the one nats-server has for it', () => {
+    expect(dbproxyServices.map(([name]) => name).sort()).toEqual(['bgd-monitor', 'config-api', 'mysql-edge', 'pg-edge', 'redis-edge', 'topology', 'xa-coordinator']);
+    const natsEnv = services['nats']?.environment ?? {};
+    const seen = new Set<string>();
+    for (const [name, service] of dbproxyServices) {
+      expect({ name, user: service.environment?.['DBPROXY_NATS_USER'] }).toEqual({ name, user: name });
+      const variable = variableOf(service.environment?.['DBPROXY_NATS_PASSWORD']);
+      expect(variable).toBe(`NATS_${name.toUpperCase().replaceAll('-', '_')}_PASSWORD`);
+      expect(natsEnv[variable as string]).toBe(service.environment?.['DBPROXY_NATS_PASSWORD']);
+      seen.add(variable as string);
+    }
+    expect(seen.size).toBe(dbproxyServices.length);
+    expect(config.bus.tls).toMatchObject({ enabled: true, ca_file: '/etc/dbproxy/nats-ca/ca.pem' });
+    expect(config.bus.user).toBe('mysql-edge');
+  });
+
+  it('runs NATS with the authorization file and TLS', () => {
+    const nats = services['nats'] as ComposeService;
+    expect(nats.command).toEqual(['-c', '/etc/nats/nats-server.conf']);
+    expect(nats.volumes).toEqual(expect.arrayContaining(['./deploy/nats/nats-server.conf:/etc/nats/nats-server.conf:ro', './deploy/nats/authorization.conf:/etc/nats/authorization.conf:ro', 'nats-tls:/etc/nats/tls:ro']));
+    expect(read('deploy/nats/nats-server.conf')).toMatch(/tls \{[^}]*cert_file[^}]*\}[\s\S]*include \.\/authorization\.conf/);
   });
 });

@@ -69,7 +69,7 @@ describe('k8s/', () => {
   });
 
   it('configures every dbproxy Deployment with a real service, a valid configuration and its ports', () => {
-    const config = validConfig(configMap?.data?.['dbproxy.toml'] ?? '', secret?.stringData ?? {});
+    const config = validConfig(configMap?.data?.['dbproxy.toml'] ?? '', { ...secret?.stringData, DBPROXY_NATS_USER: 'u', DBPROXY_NATS_PASSWORD: 'p' });
     const workloads = docs.filter((d) => d.kind === 'Deployment' || d.kind === 'StatefulSet');
     const ours = workloads.filter((d) => JSON.stringify(d).includes('"image":"dbproxy:'));
     expect(ours.length).toBeGreaterThan(0);

@@ -30,8 +30,8 @@ const objects = renderKustomization();
 const namespace = 'dbproxy';
 const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
 const configMap = ofKind('ConfigMap').find((o) => o.metadata.name === 'dbproxy-config');
-const secret = ofKind('Secret')[0];
-const config = validConfig(configMap?.data?.['dbproxy.toml'] ?? '', secret?.stringData ?? {});
+const secret = ofKind('Secret').find((o) => o.metadata.name === 'dbproxy-secrets');
+const config = validConfig(configMap?.data?.['dbproxy.toml'] ?? '', { ...secret?.stringData, DBPROXY_NATS_USER: 'pg-edge', DBPROXY_NATS_PASSWORD: 'x' });
 const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet');
 const template = (w: K8sObject) => w.spec.template as PodTemplate;
 const dbproxyWorkloads = workloads.filter((w) => template(w).spec.containers.some((c) => c.image.startsWith('dbproxy:') || c.args?.[0] === 'start'));
@@ -180,5 +180,38 @@ describe('StatefulSets', () => {
 
   it('includes NATS', () => {
     expect(ofKind('StatefulSet').map((s) => s.metadata.name)).toContain('nats');
+  });
+});
+
+describe('NATS: TLS and one user per service', () => {
+  type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
+  const envOf = (w: K8sObject) => ((template(w).spec.containers[0] as unknown as { env?: EnvVar[] }).env ?? []);
+  const natsSecret = ofKind('Secret').find((o) => o.metadata.name === 'dbproxy-nats-passwords');
+  const passwordKey = (service: string) => `NATS_${service.toUpperCase().replaceAll('-', '_')}_PASSWORD`;
+
+  it('gives every dbproxy workload its own NATS user and only its own password', () => {
+    expect(dbproxyWorkloads.length).toBe(7);
+    for (const w of dbproxyWorkloads) {
+      const service = serviceOf(w);
+      const env = envOf(w);
+      expect({ service, user: env.find((e) => e.name === 'DBPROXY_NATS_USER')?.value }).toEqual({ service, user: service });
+      expect(env.find((e) => e.name === 'DBPROXY_NATS_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({ name: 'dbproxy-nats-passwords', key: passwordKey(service) });
+      expect(natsSecret?.stringData?.[passwordKey(service)]).toMatch(/^[A-Za-z][A-Za-z0-9_-]*$/);
+      // the shared secret every container loads must not carry NATS passwords
+      expect(Object.keys(secret?.stringData ?? {}).filter((k) => k.startsWith('NATS_'))).toEqual([]);
+    }
+    expect(config.bus.tls.enabled).toBe(true);
+    expect(config.bus.user).toBe('pg-edge');
+  });
+
+  it('runs NATS with deploy/nats/nats-server.conf and authorization.conf, TLS mounted', () => {
+    const nats = workloads.find((w) => w.metadata.name === 'nats') as K8sObject;
+    const container = template(nats).spec.containers[0] as unknown as { args: string[]; envFrom: { secretRef: { name: string } }[] };
+    expect(container.args).toEqual(['-c', '/etc/nats/nats-server.conf']);
+    expect(container.envFrom).toEqual([{ secretRef: { name: 'dbproxy-nats-passwords' } }]);
+    const natsConfig = ofKind('ConfigMap').find((o) => o.metadata.name === 'nats-config');
+    expect(natsConfig?.data?.['authorization.conf']?.trim()).toBe(read('deploy/nats/authorization.conf').trim());
+    expect(natsConfig?.data?.['nats-server.conf']?.trim()).toBe(read('deploy/nats/nats-server.conf').trim());
+    expect(JSON.stringify(template(nats).spec)).toContain('"secretName":"nats-tls"');
   });
 });

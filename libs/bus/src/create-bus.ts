@@ -2,6 +2,7 @@
 import { EmbeddedBroker, sharedEmbeddedBroker } from './embedded/broker';
 import { EmbeddedBus } from './embedded/embedded-bus';
 import { NatsBus } from './nats/nats-bus';
+import type { NatsAuth, NatsTls } from './nats/connect-options';
 import type { Bus } from './types';
 
 export interface CreateBusOptions {
@@ -22,6 +23,10 @@ export interface CreateBusOptions {
   /** NATS ping interval; a connection missing `maxPingOut` pongs is considered lost. Default 5000 ms, 3. */
   readonly pingIntervalMs?: number;
   readonly maxPingOut?: number;
+  /** NATS credentials (user+password, token, NKey seed or .creds contents). */
+  readonly auth?: NatsAuth;
+  /** TLS to NATS (PEM contents); the server certificate is verified. */
+  readonly tls?: NatsTls;
 }
 
 export const BusDefaults = {
@@ -49,6 +54,8 @@ export function createBus(opts: CreateBusOptions): Bus {
     reconnectBufferBytes: opts.reconnectBufferBytes ?? BusDefaults.reconnectBufferBytes,
     pingIntervalMs: opts.pingIntervalMs ?? BusDefaults.pingIntervalMs,
     maxPingOut: opts.maxPingOut ?? BusDefaults.maxPingOut,
+    ...(opts.auth ? { auth: opts.auth } : {}),
+    ...(opts.tls ? { tls: opts.tls } : {}),
   });
 }
 

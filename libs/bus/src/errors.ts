@@ -22,6 +22,10 @@ export const BusErrors = {
   closed: createError<[string]>('DBP_ERR_BUS_CLOSED', 'the bus is closed (%s)'),
   /** No NATS connection was established within the time the caller waited. */
   connectTimeout: createError<[string, number]>('DBP_ERR_BUS_CONNECT_TIMEOUT', 'no connection to NATS at %s within %d ms'),
+  /** NATS refused the bus's credentials (wrong user/password, token, NKey or .creds): retrying cannot help. */
+  authRefused: createError<[string, string]>('DBP_ERR_BUS_AUTH_REFUSED', 'NATS at %s refused the credentials: %s'),
+  /** The TLS handshake with NATS failed (unknown CA, wrong name, server without TLS): retrying cannot help. */
+  tlsFailed: createError<[string, string]>('DBP_ERR_BUS_TLS_FAILED', 'TLS to NATS at %s failed: %s'),
   /** A compare-and-set KV put found a different revision. */
   kvRevisionMismatch: createError<[string, string, number]>('DBP_ERR_BUS_KV_REVISION_MISMATCH', 'kv %s/%s is not at expected revision %d'),
   /** A KV operation failed for a transport or server reason. */

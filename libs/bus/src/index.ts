@@ -3,6 +3,7 @@
 export type * from './types';
 export { createBus, BusDefaults, EmbeddedBroker, sharedEmbeddedBroker, type CreateBusOptions } from './create-bus';
 export { BusErrors } from './errors';
+export type { NatsAuth, NatsTls } from './nats/connect-options';
 export { droppedMessageCounts, type BusMessageDropped, type DropReason } from './diagnostics';
 export { subjectMatches, assertSubject, assertPattern } from './subjects';
 export { ErrorReplyHeaders } from './delivery';

@@ -11,6 +11,7 @@ export type {
   TelemetryConfig,
   ConfigApiConfig,
   BgdDeploymentConfig,
+  BusConfig,
 } from './schema/root';
 export type { MysqlBackendConfig, PostgresBackendConfig, RedisBackendConfig } from './schema/backends';
 export { shardsOfMap, type ShardMapConfig } from './schema/common';
@@ -18,6 +19,7 @@ export { formatIssue, formatPath, type ConfigIssue } from './issues';
 export { expandEnvironment, isPlaceholder, type Environment } from './env';
 export { parseToml, validateDocument, readRawDocument, loadConfigFile, processEnvironment, type RawDocument, type ValidationResult } from './load';
 export { configuredListeners, type ListenerAddress } from './listeners';
+export { busAuthMethod, openBusExposures, natsUrlHosts, isLoopbackHost, type BusAuthMethod } from './bus-rules';
 export { createSnapshot, type ConfigSnapshot, type DeepReadonly } from './snapshot';
 export { redactSecrets, restoreRedacted, isSecretKey, containsSecret, REDACTED } from './secrets';
 export { summarizeConfig, describeChange, changedKeys } from './summary';

@@ -3,7 +3,7 @@ import { isPlaceholder } from './env';
 
 export const REDACTED = '********';
 
-const SECRET_KEYS = new Set(['password', 'token', 'secret', 'client_key']);
+const SECRET_KEYS = new Set(['password', 'token', 'secret', 'client_key', 'nkey_seed']);
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key) || key.endsWith('_password') || key.endsWith('_secret') || key.endsWith('_token');

@@ -1,6 +1,7 @@
 // The reviewed registry: every honoured configuration key path and the file that reads it.
 // A key no service reads is not here: it is in NOT_BUILT_KEYS (src/unbuilt.ts) and validate refuses it.
 const RUNTIME = 'libs/runtime/src/runtime.ts';
+const BUS_SETTINGS = 'libs/runtime/src/bus-settings.ts';
 const FRONTEND_TLS = 'libs/runtime/src/sockets/frontend-tls.ts';
 const BACKEND_TLS = 'libs/runtime/src/sockets/backend-tls.ts';
 const MONITOR = 'libs/topology/src/protocol-monitor.ts';
@@ -62,6 +63,21 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'bus.nats_url': RUNTIME,
   'bus.connect_timeout_seconds': RUNTIME,
   'bus.heartbeat_interval_seconds': RUNTIME,
+  'bus.user': BUS_SETTINGS,
+  'bus.password': BUS_SETTINGS,
+  'bus.password_file': BUS_SETTINGS,
+  'bus.token': BUS_SETTINGS,
+  'bus.token_file': BUS_SETTINGS,
+  'bus.nkey_seed': BUS_SETTINGS,
+  'bus.nkey_seed_file': BUS_SETTINGS,
+  'bus.creds_file': BUS_SETTINGS,
+  'bus.insecure': BUS_SETTINGS,
+  'bus.tls': BUS_SETTINGS,
+  'bus.tls.enabled': BUS_SETTINGS,
+  'bus.tls.ca_file': BUS_SETTINGS,
+  'bus.tls.cert_file': BUS_SETTINGS,
+  'bus.tls.key_file': BUS_SETTINGS,
+  'bus.tls.server_name': BUS_SETTINGS,
   telemetry: RUNTIME,
   'telemetry.log_level': RUNTIME,
   'telemetry.otlp_endpoint': RUNTIME,

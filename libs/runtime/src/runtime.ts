@@ -3,12 +3,13 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import { createBus, droppedMessageCounts, type Bus } from '@dbproxy/bus';
+import { BusErrors, createBus, droppedMessageCounts, type Bus } from '@dbproxy/bus';
 import { createSnapshot, loadConfigFile, processEnvironment, type ConfigIssue, type Environment } from '@dbproxy/config';
 import { createLogger, MetricsRegistry, observeLibraryChannels, startTracing, zeroSeries, type Logger, type Tracing } from '@dbproxy/observability';
-import { errorMessage } from '@dbproxy/util';
+import { errorCode, errorMessage } from '@dbproxy/util';
 import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
+import { busConnectOptions, insecureBusWarnings } from './bus-settings';
 import { ConfigFollower } from './config-follower';
 import { reloadConfigFile, type ReloadOutcome } from './config-reload';
 import { edgeAdminRoutes, serveEdgeAdmin } from './edge-admin/admin-routes';
@@ -80,6 +81,19 @@ export class InvalidConfigFile extends Error {
   }
 }
 
+/** NATS away at start: serve on the file (fail static). NATS refusing our credentials or TLS: stop. */
+async function waitForBus(bus: Bus, timeoutMs: number, logger: Logger): Promise<void> {
+  try {
+    await bus.waitForConnection(timeoutMs);
+  } catch (err) {
+    const code = errorCode(err);
+    if (code !== BusErrors.authRefused.code && code !== BusErrors.tlsFailed.code) return void logger.warn({ err: errorMessage(err) }, 'bus not reachable at start-up; continuing');
+    logger.error({ err: errorMessage(err), code }, 'bus connection refused; stopping');
+    await closeBounded('bus', () => bus.close(), logger);
+    throw err;
+  }
+}
+
 function adminListenFor(opts: RuntimeOptions, admin: Readonly<Record<string, unknown>>): string {
   if (opts.adminListen) return opts.adminListen;
   const only = opts.services.length === 1 && !opts.allInOne ? opts.services[0] : undefined;
@@ -116,11 +130,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const config = new ConfigFollower(createSnapshot(0, fileConfig, loaded.document ?? {}), env, logger, readiness, metrics);
   rateLimit = () => config.current().config.telemetry.log_rate_limit_per_second;
 
-  const bus = createBus({ name: `${serviceLabel}-${instanceId}`, ...(fileConfig.bus.nats_url ? { natsUrl: fileConfig.bus.nats_url } : {}), connectTimeoutMs: fileConfig.bus.connect_timeout_seconds * 1000 });
+  for (const exposure of insecureBusWarnings(fileConfig.bus)) logger.warn({ nats_url: fileConfig.bus.nats_url }, `bus.insecure = true: ${exposure}`);
+  const bus = createBus({ name: `${serviceLabel}-${instanceId}`, ...busConnectOptions(fileConfig.bus) });
   const trackBus = (status: string) => readiness.set('bus', status === 'connected' ? 'ready' : 'degraded', status === 'connected' ? undefined : `bus ${status}; serving the last good configuration and topology`);
   trackBus(bus.status());
   const untrackBus = bus.onStatus(trackBus);
-  await bus.waitForConnection(fileConfig.bus.connect_timeout_seconds * 1000).catch((err) => logger.warn({ err: errorMessage(err) }, 'bus not reachable at start-up; continuing'));
+  await waitForBus(bus, fileConfig.bus.connect_timeout_seconds * 1000, logger);
   await config.follow(bus, { author: `seed:${serviceLabel}@${instanceId}`, firstValueTimeoutMs: fileConfig.bus.connect_timeout_seconds * 1000 });
 
   const routes: RouteOptions[] = [];

@@ -1,5 +1,6 @@
 // nats-server with JetStream on a free port; its store survives stop() and start() on the same port.
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { InvalidOption } from './errors';
@@ -12,6 +13,12 @@ export interface NatsOptions {
   jetstream?: boolean;
   /** Listen on this port instead of a free one (no retry if it is taken). */
   port?: number;
+  /**
+   * A configuration file (nats-server `-c`), e.g. TLS and authorization; `files` are written beside
+   * it (for its `include`s) and `env` is its environment (for `$VAR` references). Listen address,
+   * port, server name and JetStream still come from the command line.
+   */
+  config?: { readonly text: string; readonly files?: Readonly<Record<string, string>>; readonly env?: Readonly<Record<string, string>> };
 }
 
 /** A nats-server; `url` is nats://127.0.0.1:<port>. destroy() ends it and deletes its files. */
@@ -69,12 +76,17 @@ export async function startNats(options: NatsOptions = {}): Promise<NatsServer> 
     const dir = await group.memberDir('nats');
     const dataDir = await group.memberDir(join('nats', 'data'));
     const serverName = `dbproxy-test-${randomBytes(6).toString('hex')}`;
+    const config = options.config;
+    if (config) {
+      for (const [name, text] of Object.entries({ ...config.files, 'nats.conf': config.text })) writeFileSync(join(dir, name), text);
+    }
     const launch: ServerLaunch = {
       name: 'nats-server',
       dir,
       dataDir,
       command: findBinary('nats-server'),
-      args: (port) => ['-a', '127.0.0.1', '-p', String(port), '-n', serverName, ...(jetstream ? ['-js', '-sd', dataDir] : [])],
+      ...(config?.env ? { env: config.env } : {}),
+      args: (port) => [...(config ? ['-c', join(dir, 'nats.conf')] : []), '-a', '127.0.0.1', '-p', String(port), '-n', serverName, ...(jetstream ? ['-js', '-sd', dataDir] : [])],
       stopSignal: 'SIGINT', // graceful: flushes the JetStream store
       quickExitSignal: 'SIGKILL',
       // Ready when INFO names our server (not another process on the port) and JetStream is up.

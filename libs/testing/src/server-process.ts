@@ -44,6 +44,8 @@ export interface ServerLaunch {
   readonly command: string;
   args(port: number): string[];
   readonly runAs?: SystemUser;
+  /** Environment added to the server's own (e.g. variables its configuration file reads). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Graceful shutdown signal. */
   readonly stopSignal: NodeJS.Signals;
   /** Quick exit for destroy() and parent death: SIGQUIT lets PostgreSQL release shared memory. */
@@ -164,7 +166,7 @@ export class LocalServer implements ServerProcess {
     const [file, ...argv] = diesWithUs(this.launch.command, this.launch.args(this.port), deathSignal, this.launch.runAs);
     const log = openSync(this.logFile, 'a');
     try {
-      const child = spawn(file, argv, { cwd: this.launch.dir, env: SERVER_ENV, stdio: ['ignore', log, log], detached: true });
+      const child = spawn(file, argv, { cwd: this.launch.dir, env: { ...SERVER_ENV, ...this.launch.env }, stdio: ['ignore', log, log], detached: true });
       child.unref();
       this.exited = new Promise((resolve) => {
         child.once('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : `exit code ${code}`));

@@ -3,6 +3,7 @@
 // subscriptions and watches when they must (re)attach.
 import { connect, Events, type NatsConnection } from 'nats';
 import { ConnectionStatus } from '../status';
+import { classifyConnectFailure, describeConnectFailure, securityOptions, type ConnectFailureKind, type NatsAuth, type NatsTls } from './connect-options';
 
 export interface NatsConnectionOptions {
   readonly servers: string[];
@@ -13,6 +14,14 @@ export interface NatsConnectionOptions {
   readonly connectTimeoutMs: number;
   readonly pingIntervalMs: number;
   readonly maxPingOut: number;
+  readonly auth?: NatsAuth;
+  readonly tls?: NatsTls;
+}
+
+/** The last connection attempt failed for a reason retrying cannot fix (credentials, TLS). */
+export interface ConnectFailure {
+  readonly kind: ConnectFailureKind;
+  readonly detail: string;
 }
 
 /** `fresh` is true for a new connection object, false when nats.js reconnected the same one. */
@@ -24,6 +33,8 @@ export class NatsConnectionKeeper {
   private closing = false;
   private wake: (() => void) | undefined;
   private readonly connectedListeners = new Set<ConnectedListener>();
+  private readonly failureListeners = new Set<(failure: ConnectFailure) => void>();
+  private lastFailure: ConnectFailure | undefined;
   private readonly running: Promise<void>;
 
   constructor(private readonly opts: NatsConnectionOptions) {
@@ -42,6 +53,17 @@ export class NatsConnectionKeeper {
     this.connectedListeners.add(listener);
     if (this.nc && this.status.value === 'connected') this.notify(listener, this.nc, true);
     return () => this.connectedListeners.delete(listener);
+  }
+
+  /** The refusal of the latest attempt when it was one (cleared by the next connection). */
+  failure(): ConnectFailure | undefined {
+    return this.lastFailure;
+  }
+
+  /** Called whenever an attempt is refused for its credentials or TLS (it is retried anyway). */
+  onFailure(listener: (failure: ConnectFailure) => void): () => void {
+    this.failureListeners.add(listener);
+    return () => this.failureListeners.delete(listener);
   }
 
   /** Resolves at the next moment the bus is connected (or closed). */
@@ -83,8 +105,9 @@ export class NatsConnectionKeeper {
       this.nc = nc;
       void this.followStatus(nc);
       this.connected(nc, true);
-      await nc.closed();
+      const closedBy = await nc.closed();
       this.nc = undefined;
+      if (closedBy) this.failed(closedBy);
       if (this.closing) break;
       // nats.js gave up on this connection (auth failure, protocol error): start a new one.
       this.status.set('disconnected');
@@ -105,10 +128,20 @@ export class NatsConnectionKeeper {
         pingInterval: this.opts.pingIntervalMs,
         maxPingOut: this.opts.maxPingOut,
         waitOnFirstConnect: false,
+        ...securityOptions(this.opts.auth, this.opts.tls),
       });
-    } catch {
+    } catch (err) {
+      this.failed(err);
       return undefined;
     }
+  }
+
+  private failed(err: unknown): void {
+    const kind = classifyConnectFailure(err);
+    if (!kind) return;
+    const failure = { kind, detail: describeConnectFailure(err) };
+    this.lastFailure = failure;
+    for (const listener of [...this.failureListeners]) listener(failure);
   }
 
   private async followStatus(nc: NatsConnection): Promise<void> {
@@ -123,6 +156,7 @@ export class NatsConnectionKeeper {
   }
 
   private connected(nc: NatsConnection, fresh: boolean): void {
+    this.lastFailure = undefined;
     this.status.set('connected');
     for (const listener of [...this.connectedListeners]) this.notify(listener, nc, fresh);
   }

@@ -8,7 +8,7 @@ import { BusErrors } from '../errors';
 import { assertHeaders, assertPattern, assertSubject } from '../subjects';
 import { withTraceContext } from '../trace';
 import type { Bus, BusMessage, BusStatus, KvOptions, KvStore, MessageHandler, RequestHandler, RequestOptions, ServeOptions, Subscription } from '../types';
-import { NatsConnectionKeeper, type NatsConnectionOptions } from './connection';
+import { NatsConnectionKeeper, type ConnectFailure, type NatsConnectionOptions } from './connection';
 import { NatsKvStore } from './nats-kv';
 import { CoreSubscription } from './core-subscription';
 import { PublishBuffer, type PendingPublish } from './publish-buffer';
@@ -98,8 +98,17 @@ export class NatsBus implements Bus {
     return this.keeper.status.listen(listener);
   }
 
+  /** Also rejects, at once, when NATS refuses the credentials or TLS fails (DBP_ERR_BUS_AUTH_REFUSED / _TLS_FAILED). */
   waitForConnection(timeoutMs: number): Promise<void> {
-    return this.keeper.status.waitFor(timeoutMs);
+    const target = this.opts.servers.join(',');
+    const refusal = (f: ConnectFailure): Error => (f.kind === 'auth' ? BusErrors.authRefused(target, f.detail) : BusErrors.tlsFailed(target, f.detail));
+    const known = this.keeper.failure();
+    if (known && this.keeper.status.value === 'disconnected') return Promise.reject(refusal(known));
+    let remove = (): void => undefined;
+    const refused = new Promise<never>((_, reject) => {
+      remove = this.keeper.onFailure((f) => reject(refusal(f)));
+    });
+    return Promise.race([this.keeper.status.waitFor(timeoutMs), refused]).finally(() => remove());
   }
 
   async close(): Promise<void> {

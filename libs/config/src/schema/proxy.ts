@@ -1,5 +1,6 @@
 // [proxy], [bus] and [telemetry]: process-wide settings every service reads.
 import { z } from 'zod';
+import { busAuthKeys } from './bus';
 import { listenAddress, nonNegativeInt, positiveSeconds, positiveInt } from './common';
 
 /** Admin HTTP listeners: one per service when services run apart, `listen` for several in one process. */
@@ -54,6 +55,7 @@ export const busSection = z
     nats_url: z.string().min(1).optional(),
     connect_timeout_seconds: positiveSeconds.default(5),
     heartbeat_interval_seconds: positiveSeconds.default(5),
+    ...busAuthKeys,
   })
   .strict();
 

@@ -36,5 +36,6 @@ export type RedisConfig = DbproxyConfig['redis'];
 export type UserConfig = DbproxyConfig['users'][number];
 export type HealthConfig = DbproxyConfig['health'];
 export type TelemetryConfig = DbproxyConfig['telemetry'];
+export type BusConfig = DbproxyConfig['bus'];
 export type ConfigApiConfig = DbproxyConfig['config_api'];
 export type BgdDeploymentConfig = DbproxyConfig['bgd_deployments'][number];

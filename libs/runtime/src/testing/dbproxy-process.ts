@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { processEnvironment } from '@dbproxy/config';
 import { waitFor } from '@dbproxy/testing';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
@@ -20,8 +21,9 @@ export function writeConfig(dir: string, name: string, toml: string): string {
   return path;
 }
 
-export function startDbproxy(args: readonly string[]): DbproxyProcess {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'dbproxy'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `env` is added to this process's environment (e.g. one service's NATS credentials). */
+export function startDbproxy(args: readonly string[], env?: Readonly<Record<string, string>>): DbproxyProcess {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'dbproxy'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env: { ...processEnvironment(), ...env } } : {}) });
   let text = '';
   child.stdout?.on('data', (c: Buffer) => (text += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (text += c.toString()));
