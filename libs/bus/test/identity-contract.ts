@@ -97,7 +97,7 @@ export function runIdentityContract(label: string, open: (name: string) => Promi
       const served: string[] = [];
       await serveMessages(coordinator, Subjects.xaExecute.pattern(), async (req) => {
         served.push(req.requestedBy);
-        return { xid: 'x1', decision: 'commit', outcomes: [{ shard: 's1', backend: 'db1', outcome: 'committed' }] };
+        return { xid: 'x1', decision: 'commit' as const, outcomes: [{ shard: 's1', backend: 'db1', outcome: 'committed' as const }] };
       }).ready;
       const edge = await bus('edge', deployment(['mysql-edge']));
       await expect(requestMessage(edge, Subjects.xaExecute, {}, xaRequest, { timeoutMs: 3000 })).resolves.toMatchObject({ xid: 'x1', decision: 'commit' });
@@ -112,7 +112,7 @@ export function runIdentityContract(label: string, open: (name: string) => Promi
 
     it('refuses an xa reply from a coordinator with the wrong key', async () => {
       const fakeCoordinator = await bus('fake-xa', impostor('xa-coordinator'));
-      await serveMessages(fakeCoordinator, Subjects.xaExecute.pattern(), async () => ({ xid: 'forged', decision: 'commit', outcomes: [] })).ready;
+      await serveMessages(fakeCoordinator, Subjects.xaExecute.pattern(), async () => ({ xid: 'forged', decision: 'commit' as const, outcomes: [] })).ready;
       const edge = await bus('edge', deployment(['mysql-edge']));
       const before = rejected('xa_execute_reply/bad-signature');
       await expect(requestMessage(edge, Subjects.xaExecute, {}, xaRequest, { timeoutMs: 3000 })).rejects.toMatchObject({ code: 'DBP_ERR_BUS_UNAUTHENTICATED' });

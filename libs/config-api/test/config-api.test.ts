@@ -29,6 +29,7 @@ role = "primary"
 password = "${SECRETS[1]}"
 [config_api]
 listen = "127.0.0.1:${apiPort}"
+allow_literal_secrets = true
 edge_heartbeat_ttl_seconds = 5
 [[config_api.tokens]]
 name = "ops"

@@ -19,6 +19,6 @@ export { expandEnvironment, isPlaceholder, type Environment } from './env';
 export { parseToml, validateDocument, readRawDocument, loadConfigFile, processEnvironment, type RawDocument, type ValidationResult } from './load';
 export { configuredListeners, type ListenerAddress } from './listeners';
 export { createSnapshot, type ConfigSnapshot, type DeepReadonly } from './snapshot';
-export { redactSecrets, restoreRedacted, isSecretKey, containsSecret, REDACTED } from './secrets';
+export { redactSecrets, restoreRedacted, isSecretKey, containsSecret, literalSecretPaths, REDACTED } from './secrets';
 export { summarizeConfig, describeChange, changedKeys } from './summary';
 export { ConfigInvalidError, ConfigReadFailed } from './errors';

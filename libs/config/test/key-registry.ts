@@ -60,6 +60,9 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'bus.nats_url': RUNTIME,
   'bus.connect_timeout_seconds': RUNTIME,
   'bus.heartbeat_interval_seconds': RUNTIME,
+  ...Object.fromEntries(
+    ['identities', 'signing', 'signing.max_age_seconds', ...['config_api', 'bgd_monitor', 'mysql_edge', 'xa_coordinator'].flatMap((s) => [`identities.${s}`, `signing.${s}_seed`, `signing.${s}_seed_file`])].map((k) => [`bus.${k}`, 'libs/runtime/src/bus-identity.ts']),
+  ),
   telemetry: RUNTIME,
   'telemetry.log_level': RUNTIME,
   'telemetry.otlp_endpoint': RUNTIME,
@@ -266,4 +269,5 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'config_api.history_limit': CONFIG_API,
   'config_api.edge_heartbeat_ttl_seconds': CONFIG_API,
   'config_api.max_body_bytes': CONFIG_API,
+  'config_api.allow_literal_secrets': 'libs/config-api/src/literal-secrets.ts',
 };

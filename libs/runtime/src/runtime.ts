@@ -9,6 +9,7 @@ import { createLogger, MetricsRegistry, observeLibraryChannels, startTracing, ty
 import { errorMessage } from '@dbproxy/util';
 import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
+import { applyBusIdentities } from './bus-identity';
 import { ConfigFollower } from './config-follower';
 import { startHeartbeats } from './heartbeat';
 import { Readiness } from './readiness';
@@ -106,6 +107,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const config = new ConfigFollower(createSnapshot(0, fileConfig, loaded.document ?? {}), env, logger, readiness, metrics);
 
   const bus = createBus({ name: `${serviceLabel}-${instanceId}`, ...(fileConfig.bus.nats_url ? { natsUrl: fileConfig.bus.nats_url } : {}), connectTimeoutMs: fileConfig.bus.connect_timeout_seconds * 1000 });
+  try {
+    applyBusIdentities(bus, fileConfig, names, logger);
+  } catch (err) {
+    await bus.close();
+    throw err;
+  }
   const trackBus = (status: string) => readiness.set('bus', status === 'connected' ? 'ready' : 'degraded', status === 'connected' ? undefined : `bus ${status}; serving the last good configuration and topology`);
   trackBus(bus.status());
   const untrackBus = bus.onStatus(trackBus);

@@ -34,5 +34,7 @@ export const configApiSection = z
     history_limit: positiveInt.default(100),
     edge_heartbeat_ttl_seconds: positiveSeconds.default(15),
     max_body_bytes: positiveInt.default(1048576),
+    /** UNSAFE: store documents with literal secrets in the KV (every subscriber can read them). */
+    allow_literal_secrets: z.boolean().default(false),
   })
   .strict();
