@@ -34,4 +34,10 @@ export const BusErrors = {
   malformedMessage: createError<[string, string]>('DBP_ERR_BUS_MALFORMED_MESSAGE', 'malformed message on %s: %s'),
   /** A typed message to be sent does not satisfy its own schema. */
   invalidPayload: createError<[string, string]>('DBP_ERR_BUS_INVALID_PAYLOAD', 'refusing to send an invalid %s message: %s'),
+  /** A service key or identity setting is not usable (the key itself is never in the message). */
+  identityInvalid: createError<[string, string]>('DBP_ERR_BUS_IDENTITY_INVALID', '%s %s'),
+  /** This process holds no signing key for the service that owns a signed message. */
+  notSigner: createError<[string, string]>('DBP_ERR_BUS_NOT_SIGNER', 'cannot send %s: only %s signs it and this process holds no key for it'),
+  /** A signed message or reply failed verification (unsigned, wrong sender, bad signature, stale, replayed). */
+  unauthenticated: createError<[string, string]>('DBP_ERR_BUS_UNAUTHENTICATED', 'refused message on %s: %s'),
 } as const;

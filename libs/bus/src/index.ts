@@ -15,3 +15,8 @@ export type { TemplateParams, MessageSpec, RequestSpec, RecordSpec, SubjectPatte
 export { encodeMessage, decodeMessage, type Decoded } from './messages/codec';
 export { publishMessage, subscribeMessages, requestMessage, serveMessages, type MessageMeta } from './messages/typed-bus';
 export { openRecords, type RecordStore, type TypedRecord } from './messages/typed-records';
+export { SignedKinds, SIGNING_SERVICES } from './messages/catalogue';
+export { BusIdentities, type BusIdentityOptions, type SignedKind } from './identity/bus-identities';
+export { useIdentities, identitiesOf, DEFAULT_SIGNED_MAX_AGE_MS } from './identity/binding';
+export { generateServiceKey, signingKeyFromSeed } from './identity/service-keys';
+export { rejectedMessageCounts, REJECT_REASONS, type BusMessageRejected, type RejectReason } from './identity/rejections';

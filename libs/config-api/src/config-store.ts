@@ -4,6 +4,7 @@ import { KvRecords, openRecords, BusErrors, type Bus, type ConfigRecord, type Re
 import { validateDocument, type ConfigIssue, type DbproxyConfig, type Environment, type RawDocument } from '@dbproxy/config';
 import { documentHash } from '@dbproxy/runtime';
 import { ConfigHistory, type HistoryEntry } from './history';
+import { literalSecretIssues } from './literal-secrets';
 
 export interface CurrentConfig {
   readonly epoch: number;
@@ -52,6 +53,8 @@ export class ConfigStore {
     if (req.expectedEpoch !== undefined && req.expectedEpoch !== currentEpoch) return { kind: 'stale', currentEpoch };
     const result = this.validate(req.document);
     if (!result.ok) return { kind: 'invalid', issues: result.issues };
+    const secrets = literalSecretIssues(req.document, result.config);
+    if (secrets.length > 0) return { kind: 'invalid', issues: secrets };
     const hash = documentHash(req.document);
     if (now && now.record.hash === hash && req.rollbackOf === undefined) return { kind: 'unchanged', epoch: currentEpoch };
     const record: ConfigRecord = {

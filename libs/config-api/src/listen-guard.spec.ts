@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { checkListenExposure, isLoopback, PUBLISHED_EXAMPLE_TOKENS } from './listen-guard';
 
 const tokens = (token: string) => [{ name: 'admin', token, role: 'admin' as const }];
-const api = (listen: string, token: string) => ({ listen, tokens: tokens(token), history_limit: 1, edge_heartbeat_ttl_seconds: 1, max_body_bytes: 1, edge_request_timeout_seconds: 1, action_log_limit: 1 });
+const api = (listen: string, token: string) => ({ listen, tokens: tokens(token), history_limit: 1, edge_heartbeat_ttl_seconds: 1, max_body_bytes: 1, edge_request_timeout_seconds: 1, action_log_limit: 1, allow_literal_secrets: false });
 
 describe('config-api listen guard', () => {
   it('knows the token fallbacks the example file publishes', () => {

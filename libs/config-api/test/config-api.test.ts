@@ -58,6 +58,7 @@ role = "primary"
 password = "${SECRETS[1]}"
 [config_api]
 listen = "127.0.0.1:${apiPort}"
+allow_literal_secrets = true
 edge_heartbeat_ttl_seconds = 5
 [[config_api.tokens]]
 name = "ops"
@@ -173,6 +174,16 @@ describe('config-api on NATS', () => {
     const validate = await call('POST', '/v1/config/validate', { token: VIEWER, body: { mysql: { enabled: true } } });
     expect(validate.status).toBe(400);
     expect(validate.json['issues']).toEqual([{ path: 'mysql.enabled', message: 'needs at least one [[mysql_backends]] entry' }]);
+  });
+
+  it('refuses literal secrets with 400 naming each key path when the document does not opt in', async () => {
+    const doc = (password: string) => `[[users]]\nname = "app"\npassword = "\${APP_PW:-}"\n[[mysql_backends]]\nname = "db1"\naddress = "127.0.0.1:3306"\nrole = "primary"\npassword = "${password}"\n[config_api]\nallow_literal_secrets = false\ntokens = [{ name = "ops", token = "${ADMIN}" }]\n`;
+    const literal = await call('PUT', '/v1/config', { token: ADMIN, type: 'application/toml', body: doc('literal-pw-7c6b') });
+    expect(literal.status).toBe(400);
+    expect(literal.json['issues']).toEqual([
+      { path: 'mysql_backends[0].password', message: expect.stringContaining('literal secret refused') },
+      { path: 'config_api.tokens[0].token', message: expect.stringContaining('literal secret refused') },
+    ]);
   });
 
   it('lists the history and rolls back to an earlier epoch as a new epoch', async () => {

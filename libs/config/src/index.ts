@@ -21,6 +21,6 @@ export { parseToml, validateDocument, readRawDocument, loadConfigFile, processEn
 export { configuredListeners, type ListenerAddress } from './listeners';
 export { busAuthMethod, openBusExposures, natsUrlHosts, isLoopbackHost, type BusAuthMethod } from './bus-rules';
 export { createSnapshot, type ConfigSnapshot, type DeepReadonly } from './snapshot';
-export { redactSecrets, restoreRedacted, isSecretKey, containsSecret, REDACTED } from './secrets';
+export { redactSecrets, restoreRedacted, isSecretKey, containsSecret, literalSecretPaths, REDACTED } from './secrets';
 export { summarizeConfig, describeChange, changedKeys } from './summary';
 export { ConfigInvalidError, ConfigReadFailed } from './errors';

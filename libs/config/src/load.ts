@@ -5,6 +5,7 @@ import { expandEnvironment, type Environment } from './env';
 import { ConfigReadFailed } from './errors';
 import { fromZodIssues, type ConfigIssue } from './issues';
 import { checkBus } from './bus-rules';
+import { checkBusIdentities } from './bus-identity-rules';
 import { checkListeners } from './listeners';
 import { checkRules } from './rules';
 import { configSchema, type DbproxyConfig } from './schema/root';
@@ -49,7 +50,7 @@ export function validateDocument(document: unknown, env: Environment): Validatio
   const expanded = expandEnvironment(document, env);
   const parsed = configSchema.safeParse(expanded.value);
   if (!parsed.success) return { ok: false, issues: [...expanded.issues, ...fromZodIssues(parsed.error.issues)] };
-  const issues = [...expanded.issues, ...checkNotBuilt(parsed.data), ...checkPartlyBuilt(parsed.data), ...checkRules(parsed.data), ...checkListeners(parsed.data), ...checkBus(parsed.data)];
+  const issues = [...expanded.issues, ...checkNotBuilt(parsed.data), ...checkPartlyBuilt(parsed.data), ...checkRules(parsed.data), ...checkListeners(parsed.data), ...checkBus(parsed.data), ...checkBusIdentities(parsed.data)];
   return issues.length > 0 ? { ok: false, issues } : { ok: true, config: parsed.data };
 }
 

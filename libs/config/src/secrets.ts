@@ -3,10 +3,27 @@ import { isPlaceholder } from './env';
 
 export const REDACTED = '********';
 
-const SECRET_KEYS = new Set(['password', 'token', 'secret', 'client_key', 'nkey_seed']);
+const SECRET_KEYS = new Set(['password', 'token', 'secret', 'client_key', 'nkey_seed', 'seed', 'nkey', 'creds', 'credentials', 'private_key', 'key_pem']);
 
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEYS.has(key) || key.endsWith('_password') || key.endsWith('_secret') || key.endsWith('_token');
+  return SECRET_KEYS.has(key) || ['_password', '_secret', '_token', '_seed', '_private_key', '_key_pem', '_credentials'].some((suffix) => key.endsWith(suffix));
+}
+
+/** Key paths holding a literal secret: a non-empty string at a secret key that is not one `${VAR}` placeholder. */
+export function literalSecretPaths(doc: unknown): string[] {
+  const found: string[] = [];
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) node.forEach((item, i) => walk(item, `${path}[${i}]`));
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, child] of Object.entries(node)) {
+        const at = path === '' ? key : `${path}.${key}`;
+        if (isSecretKey(key) && typeof child === 'string' && child !== '' && !isPlaceholder(child)) found.push(at);
+        else walk(child, at);
+      }
+    }
+  };
+  walk(doc, '');
+  return found;
 }
 
 /** A copy with every literal secret replaced by REDACTED; `${VAR}` placeholders are kept. */

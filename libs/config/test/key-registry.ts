@@ -78,6 +78,9 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'bus.tls.cert_file': BUS_SETTINGS,
   'bus.tls.key_file': BUS_SETTINGS,
   'bus.tls.server_name': BUS_SETTINGS,
+  ...Object.fromEntries(
+    ['identities', 'signing', 'signing.max_age_seconds', ...['config_api', 'bgd_monitor', 'mysql_edge', 'xa_coordinator'].flatMap((s) => [`identities.${s}`, `signing.${s}_seed`, `signing.${s}_seed_file`])].map((k) => [`bus.${k}`, 'libs/runtime/src/bus-identity.ts']),
+  ),
   telemetry: RUNTIME,
   'telemetry.log_level': RUNTIME,
   'telemetry.otlp_endpoint': RUNTIME,
@@ -299,4 +302,5 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'config_api.max_body_bytes': CONFIG_API,
   'config_api.edge_request_timeout_seconds': 'libs/config-api/src/routes/session-routes.ts',
   'config_api.action_log_limit': 'libs/config-api/src/action-log.ts',
+  'config_api.allow_literal_secrets': 'libs/config-api/src/literal-secrets.ts',
 };

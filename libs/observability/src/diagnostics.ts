@@ -46,6 +46,24 @@ export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry,
     },
   });
 
+  const rejected = metrics.counter({ name: 'dbproxy_bus_rejected_total', help: 'Signed bus messages refused: sender not the owning service, bad signature, stale or replayed', labelNames: ['subject_kind', 'reason'] });
+  // At most one warning per kind and reason every 10 s: a flood of forged messages must not flood the log.
+  const lastWarned = new Map<string, { at: number; suppressed: number }>();
+  const onRejected = (message: unknown) => {
+    const m = asRecord(message);
+    const kind = String(m['kind'] ?? 'unknown');
+    const reason = String(m['reason'] ?? 'unknown');
+    rejected.inc({ subject_kind: kind, reason });
+    const key = `${kind}/${reason}`;
+    const last = lastWarned.get(key);
+    const now = Date.now();
+    if (last && now - last.at < 10_000) {
+      last.suppressed++;
+      return;
+    }
+    lastWarned.set(key, { at: now, suppressed: 0 });
+    logger.warn({ subject: m['subject'], kind, reason, detail: m['detail'], suppressedSinceLast: last?.suppressed ?? 0 }, 'bus message refused: sender not verified');
+  };
   const onDropped = (message: unknown) => {
     const m = asRecord(message) as DroppedMessage;
     dropped.inc({ reason: String(m.reason ?? 'unknown').split(':')[0] });
@@ -65,6 +83,7 @@ export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry,
   };
   const subscriptions: [string, (message: unknown) => void][] = [
     [Channels.busMessageDropped, onDropped],
+    [Channels.busMessageRejected, onRejected],
     [Channels.stateTransition, onTransition],
   ];
   for (const [name, fn] of subscriptions) channel(name).subscribe(fn);

@@ -1,7 +1,7 @@
 // Follows the configuration in KV `dbproxy-config`/`current` (revision = epoch): seeds it from
 // the --config file when empty, validates each new revision, and keeps the last good one.
 import { createHash } from 'node:crypto';
-import { KvRecords, openRecords, type Bus, type ConfigRecord, type RecordStore, type Subscription } from '@dbproxy/bus';
+import { identitiesOf, KvRecords, openRecords, type Bus, type ConfigRecord, type RecordStore, type Subscription } from '@dbproxy/bus';
 import { createSnapshot, formatIssue, validateDocument, type ConfigSnapshot, type Environment, type RawDocument } from '@dbproxy/config';
 import type { Logger, MetricsRegistry } from '@dbproxy/observability';
 import type { Counter, Gauge } from 'prom-client';
@@ -74,7 +74,9 @@ export class ConfigFollower implements ConfigSource {
     this.watch = store.watch({}, (record) => {
       if (record.value) this.apply(record.revision, record.value);
     });
-    const seeded = this.watch.ready.then(() => this.seedIfEmpty(store, opts.author));
+    // With sender identity on, only a process holding config-api's key may write an epoch.
+    const canSeed = identitiesOf(bus)?.canSign(KvRecords.config.signed?.service ?? '') ?? true;
+    const seeded = this.watch.ready.then(() => (canSeed ? this.seedIfEmpty(store, opts.author) : undefined));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), opts.firstValueTimeoutMs)));
     const outcome = await Promise.race([seeded.then(() => 'done' as const), timeout]);

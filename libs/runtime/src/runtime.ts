@@ -10,6 +10,7 @@ import { errorCode, errorMessage } from '@dbproxy/util';
 import type { DestinationStream } from 'pino';
 import { buildAdminServer, splitListen } from './admin-server';
 import { busConnectOptions, insecureBusWarnings } from './bus-settings';
+import { applyBusIdentities } from './bus-identity';
 import { ConfigFollower } from './config-follower';
 import { reloadConfigFile, type ReloadOutcome } from './config-reload';
 import { edgeAdminRoutes, serveEdgeAdmin } from './edge-admin/admin-routes';
@@ -132,6 +133,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   for (const exposure of insecureBusWarnings(fileConfig.bus)) logger.warn({ nats_url: fileConfig.bus.nats_url }, `bus.insecure = true: ${exposure}`);
   const bus = createBus({ name: `${serviceLabel}-${instanceId}`, ...busConnectOptions(fileConfig.bus) });
+  try {
+    applyBusIdentities(bus, fileConfig, names, logger);
+  } catch (err) {
+    await bus.close();
+    throw err;
+  }
   const trackBus = (status: string) => readiness.set('bus', status === 'connected' ? 'ready' : 'degraded', status === 'connected' ? undefined : `bus ${status}; serving the last good configuration and topology`);
   trackBus(bus.status());
   const untrackBus = bus.onStatus(trackBus);

@@ -5,6 +5,8 @@ export const Channels = {
   stateTransition: 'dbproxy:state-transition',
   /** A bus message failed validation and was dropped: { subject, reason }. */
   busMessageDropped: 'dbproxy:bus-message-dropped',
+  /** A signed bus message failed sender verification and was refused: { subject, kind, reason, detail }. */
+  busMessageRejected: 'dbproxy:bus-message-rejected',
   /** The SQL classification cache answered: { hit: boolean }. */
   sqlCacheLookup: 'dbproxy:sql-cache-lookup',
   /** A pool event: { pool, event, waitMs? }. */

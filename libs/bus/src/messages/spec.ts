@@ -2,6 +2,7 @@
 // builds subjects, wildcard patterns, and reads the parameters back from a received subject.
 import type { z } from 'zod';
 import { BusErrors } from '../errors';
+import type { SignedKind } from '../identity/bus-identities';
 
 const TOKEN_SAFE = /^[A-Za-z0-9_-]$/;
 
@@ -94,6 +95,8 @@ export interface MessageSpec<T extends string = string, S extends z.ZodTypeAny =
   readonly subject: SubjectTemplate<T>;
   readonly version: number;
   readonly schema: S;
+  /** Set for messages that change placement or data: only this service may send them, signed. */
+  readonly signed?: SignedKind;
   /** Pattern for subscribeMessages; omitted parameters match any value. */
   pattern(params?: Partial<TemplateParams<T>>): SubjectPattern<T, S>;
 }
@@ -101,7 +104,7 @@ export interface MessageSpec<T extends string = string, S extends z.ZodTypeAny =
 /** A request/reply pair: the request is a MessageSpec, the reply has its own schema and version. */
 export interface RequestSpec<T extends string = string, Q extends z.ZodTypeAny = z.ZodTypeAny, R extends z.ZodTypeAny = z.ZodTypeAny>
   extends MessageSpec<T, Q> {
-  readonly reply: { readonly version: number; readonly schema: R };
+  readonly reply: { readonly version: number; readonly schema: R; readonly signed?: SignedKind };
   pattern(params?: Partial<TemplateParams<T>>): RequestPattern<T, Q, R>;
 }
 
@@ -124,19 +127,21 @@ export interface RecordSpec<T extends string = string, S extends z.ZodTypeAny = 
   readonly schema: S;
   /** Revisions the bucket keeps per key; everyone opens the bucket with the same value. */
   readonly history: number;
+  /** Set for records only one service may write, signed. */
+  readonly signed?: SignedKind;
 }
 
-export function defineMessage<T extends string, S extends z.ZodTypeAny>(name: string, template: T, version: number, schema: S): MessageSpec<T, S> {
+export function defineMessage<T extends string, S extends z.ZodTypeAny>(name: string, template: T, version: number, schema: S, signed?: SignedKind): MessageSpec<T, S> {
   const subject = new SubjectTemplate(template);
-  const spec: MessageSpec<T, S> = { name, subject, version, schema, pattern: (params) => ({ spec, pattern: subject.pattern(params) }) };
+  const spec: MessageSpec<T, S> = { name, subject, version, schema, ...(signed ? { signed } : {}), pattern: (params) => ({ spec, pattern: subject.pattern(params) }) };
   return Object.freeze(spec);
 }
 
 export function defineRequest<T extends string, Q extends z.ZodTypeAny, R extends z.ZodTypeAny>(
   name: string,
   template: T,
-  request: { version: number; schema: Q },
-  reply: { version: number; schema: R },
+  request: { version: number; schema: Q; signed?: SignedKind },
+  reply: { version: number; schema: R; signed?: SignedKind },
 ): RequestSpec<T, Q, R> {
   const subject = new SubjectTemplate(template);
   const spec: RequestSpec<T, Q, R> = {
@@ -144,6 +149,7 @@ export function defineRequest<T extends string, Q extends z.ZodTypeAny, R extend
     subject,
     version: request.version,
     schema: request.schema,
+    ...(request.signed ? { signed: request.signed } : {}),
     reply: Object.freeze({ ...reply }),
     pattern: (params) => ({ spec, pattern: subject.pattern(params) }),
   };
@@ -157,6 +163,7 @@ export function defineRecord<T extends string, S extends z.ZodTypeAny>(
   version: number,
   schema: S,
   history = 1,
+  signed?: SignedKind,
 ): RecordSpec<T, S> {
-  return Object.freeze({ name, bucket, key: new SubjectTemplate(keyTemplate), version, schema, history });
+  return Object.freeze({ name, bucket, key: new SubjectTemplate(keyTemplate), version, schema, history, ...(signed ? { signed } : {}) });
 }

@@ -4,6 +4,8 @@
 import type { z } from 'zod';
 import { markReported, reportDropped } from '../diagnostics';
 import { BusErrors } from '../errors';
+import { ReplayGuard } from '../identity/bus-identities';
+import { replyPurpose, sealOutgoing, verifyIncoming } from '../identity/signed-delivery';
 import type { Bus, BusHeaders, Subscription } from '../types';
 import { decodeMessage, encodeMessage } from './codec';
 import type { MessageSpec, RequestPattern, RequestSpec, SubjectPattern, TemplateParams } from './spec';
@@ -23,7 +25,8 @@ export function publishMessage<T extends string, S extends z.ZodTypeAny>(
   payload: z.input<S>,
   headers?: Record<string, string>,
 ): void {
-  bus.publish(spec.subject.fill(params), encodeMessage(spec, payload), headers);
+  const subject = spec.subject.fill(params);
+  bus.publish(subject, sealOutgoing(bus, spec.signed, subject, encodeMessage(spec, payload), spec.name).data, headers);
 }
 
 export function subscribeMessages<T extends string, S extends z.ZodTypeAny>(
@@ -32,11 +35,13 @@ export function subscribeMessages<T extends string, S extends z.ZodTypeAny>(
   handler: (payload: z.output<S>, meta: MessageMeta<T>) => void | Promise<void>,
 ): Subscription {
   const { spec } = pattern;
+  const guard = new ReplayGuard();
   return bus.subscribe(pattern.pattern, (msg) => {
     const decoded = decodeMessage(spec, msg.data);
     const params = spec.subject.parse(msg.subject);
     if (!decoded.ok) return reportDropped(msg.subject, decoded.reason, decoded.detail);
     if (!params) return reportDropped(msg.subject, 'schema-mismatch', `${spec.name}: subject does not fit ${spec.subject.template}`);
+    if (!verifyIncoming(bus, spec.signed, msg.subject, msg.subject, msg.data, { checkAge: true, guard }).ok) return;
     return handler(decoded.value, { subject: msg.subject, params, headers: msg.headers });
   });
 }
@@ -49,11 +54,17 @@ export async function requestMessage<T extends string, Q extends z.ZodTypeAny, R
   opts: { timeoutMs: number; headers?: Record<string, string> },
 ): Promise<z.output<R>> {
   const subject = spec.subject.fill(params);
-  const reply = await bus.request(subject, encodeMessage(spec, payload), opts);
+  const sealed = sealOutgoing(bus, spec.signed, subject, encodeMessage(spec, payload), spec.name);
+  const reply = await bus.request(subject, sealed.data, opts);
   const decoded = decodeMessage({ name: `${spec.name} reply`, ...spec.reply }, reply.data);
-  if (decoded.ok) return decoded.value;
-  reportDropped(subject, decoded.reason, decoded.detail);
-  throw BusErrors.malformedMessage(subject, decoded.detail);
+  if (!decoded.ok) {
+    reportDropped(subject, decoded.reason, decoded.detail);
+    throw BusErrors.malformedMessage(subject, decoded.detail);
+  }
+  const purpose = replyPurpose(subject, sealed.nonce ?? '');
+  const receipt = verifyIncoming(bus, spec.reply.signed, subject, purpose, reply.data, { checkAge: true });
+  if (!receipt.ok) throw BusErrors.unauthenticated(`${subject} (reply)`, receipt.detail);
+  return decoded.value;
 }
 
 /**
@@ -69,6 +80,7 @@ export function serveMessages<T extends string, Q extends z.ZodTypeAny, R extend
 ): Subscription {
   const { spec } = pattern;
   const replySpec = { name: `${spec.name} reply`, ...spec.reply };
+  const guard = new ReplayGuard();
   return bus.serve(
     pattern.pattern,
     async (msg) => {
@@ -80,7 +92,10 @@ export function serveMessages<T extends string, Q extends z.ZodTypeAny, R extend
         reportDropped(msg.subject, reason, detail);
         throw markReported(BusErrors.malformedMessage(msg.subject, detail));
       }
-      return encodeMessage(replySpec, await handler(decoded.value, { subject: msg.subject, params, headers: msg.headers }));
+      const receipt = verifyIncoming(bus, spec.signed, msg.subject, msg.subject, msg.data, { checkAge: true, guard });
+      if (!receipt.ok) throw markReported(BusErrors.unauthenticated(msg.subject, receipt.detail));
+      const reply = encodeMessage(replySpec, await handler(decoded.value, { subject: msg.subject, params, headers: msg.headers }));
+      return sealOutgoing(bus, spec.reply.signed, replyPurpose(msg.subject, receipt.nonce ?? ''), reply, replySpec.name).data;
     },
     opts,
   );

@@ -1,6 +1,8 @@
 // Typed KV records (KvRecords in the catalogue): values encoded and validated like messages.
 import type { z } from 'zod';
 import { reportDropped } from '../diagnostics';
+import { reportRejected } from '../identity/rejections';
+import { sealOutgoing, verifyIncoming } from '../identity/signed-delivery';
 import type { Bus, KvPutOptions, KvStore, Subscription } from '../types';
 import { decodeMessage, encodeMessage } from './codec';
 import type { RecordSpec, TemplateParams } from './spec';
@@ -30,7 +32,7 @@ export async function openRecords<T extends string, S extends z.ZodTypeAny>(bus:
   const kv = await bus.kv(spec.bucket, { history: spec.history });
   const where = (key: string): string => `$KV.${spec.bucket}.${key}`;
 
-  const toRecord = (key: string, revision: number, created: Date, value: Uint8Array | undefined): TypedRecord<T, z.output<S>> | undefined => {
+  const toRecord = (key: string, revision: number, created: Date, value: Uint8Array | undefined, newest?: Map<string, { atMs: number; nonce: string }>): TypedRecord<T, z.output<S>> | undefined => {
     const params = spec.key.parse(key);
     if (!params) return undefined; // another key in the same bucket, not this record type
     if (value === undefined) return { key, params, revision, created, value: undefined };
@@ -39,6 +41,17 @@ export async function openRecords<T extends string, S extends z.ZodTypeAny>(bus:
       reportDropped(where(key), decoded.reason, decoded.detail);
       return undefined;
     }
+    // A record stays valid until replaced, so no age window; a watch refuses one signed before the one it delivered last (a replayed old value).
+    const receipt = verifyIncoming(bus, spec.signed, where(key), where(key), value, { checkAge: false });
+    if (!receipt.ok) return undefined;
+    const last = newest?.get(key);
+    if (spec.signed && last && receipt.atMs !== undefined && receipt.nonce !== undefined) {
+      if (receipt.atMs < last.atMs || receipt.nonce === last.nonce) {
+        reportRejected({ subject: where(key), kind: spec.signed.kind, reason: 'replayed', detail: `revision ${revision} was signed before the value in force` });
+        return undefined;
+      }
+    }
+    if (newest && receipt.atMs !== undefined && receipt.nonce !== undefined) newest.set(key, { atMs: receipt.atMs, nonce: receipt.nonce });
     return { key, params, revision, created, value: decoded.value };
   };
 
@@ -49,12 +62,17 @@ export async function openRecords<T extends string, S extends z.ZodTypeAny>(bus:
       const entry = await kv.get(spec.key.fill(params));
       return entry && toRecord(entry.key, entry.revision, entry.created, entry.value);
     },
-    put: (params, value, opts) => kv.put(spec.key.fill(params), encodeMessage(spec, value), opts),
+    put: (params, value, opts) => {
+      const key = spec.key.fill(params);
+      return kv.put(key, sealOutgoing(bus, spec.signed, where(key), encodeMessage(spec, value), spec.name).data, opts);
+    },
     delete: (params) => kv.delete(spec.key.fill(params)),
-    watch: (params, handler) =>
-      kv.watch(spec.key.pattern(params), (entry) => {
-        const record = toRecord(entry.key, entry.revision, entry.created, entry.value);
+    watch: (params, handler) => {
+      const newest = new Map<string, { atMs: number; nonce: string }>();
+      return kv.watch(spec.key.pattern(params), (entry) => {
+        const record = toRecord(entry.key, entry.revision, entry.created, entry.value, newest);
         return record && handler(record);
-      }),
+      });
+    },
   };
 }

@@ -39,5 +39,7 @@ export const configApiSection = z
     edge_request_timeout_seconds: positiveSeconds.default(2),
     /** Actions (kill, pause, resume, drain, undrain) kept for GET /v1/actions. */
     action_log_limit: positiveInt.default(500),
+    /** UNSAFE: store documents with literal secrets in the KV (every subscriber can read them). */
+    allow_literal_secrets: z.boolean().default(false),
   })
   .strict();

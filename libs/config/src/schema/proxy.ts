@@ -49,6 +49,32 @@ export const proxySection = z
   })
   .strict();
 
+/** Public keys (nkeys `U…`) of the services that sign messages changing placement or data. */
+export const busIdentities = z
+  .object({
+    config_api: z.string().min(1).optional(),
+    bgd_monitor: z.string().min(1).optional(),
+    mysql_edge: z.string().min(1).optional(),
+    xa_coordinator: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** This process's signing seeds (nkeys `SU…`, use `${VAR}`) or files holding them, per service it runs. */
+export const busSigning = z
+  .object({
+    config_api_seed: z.string().min(1).optional(),
+    bgd_monitor_seed: z.string().min(1).optional(),
+    mysql_edge_seed: z.string().min(1).optional(),
+    xa_coordinator_seed: z.string().min(1).optional(),
+    config_api_seed_file: z.string().min(1).optional(),
+    bgd_monitor_seed_file: z.string().min(1).optional(),
+    mysql_edge_seed_file: z.string().min(1).optional(),
+    xa_coordinator_seed_file: z.string().min(1).optional(),
+    /** Replay window: signed messages older (or further in the future) than this are refused. */
+    max_age_seconds: positiveSeconds.default(30),
+  })
+  .strict();
+
 export const busSection = z
   .object({
     /** NATS server URL(s), comma separated; absent = the embedded in-process bus. */
@@ -56,6 +82,8 @@ export const busSection = z
     connect_timeout_seconds: positiveSeconds.default(5),
     heartbeat_interval_seconds: positiveSeconds.default(5),
     ...busAuthKeys,
+    identities: busIdentities.default({}),
+    signing: busSigning.default({}),
   })
   .strict();
 
