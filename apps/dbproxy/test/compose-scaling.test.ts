@@ -6,6 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { processEnvironment } from '@dbproxy/config';
+import { fromSeed } from 'nkeys.js';
 import { adminPortOf, composeDbproxyImage, onPath, portsOf, read, readCompose, ROOT, validConfig, type ComposeService } from './support/manifests';
 
 const DOCUMENTED: Record<string, [number, number]> = { 'mysql-edge': [6033, 6034], 'pg-edge': [6432, 6433], 'redis-edge': [6380, 6381] };
@@ -160,6 +161,25 @@ describe('NATS: TLS and one user per service', () => {
     expect(seen.size).toBe(dbproxyServices.length);
     expect(config.bus.tls).toMatchObject({ enabled: true, ca_file: '/etc/dbproxy/nats-ca/ca.pem' });
     expect(config.bus.user).toBe('mysql-edge');
+  });
+
+  it('signs what the four owning services send: each holds only its own seed, matching the public key every service trusts', () => {
+    const owners = ['config-api', 'bgd-monitor', 'mysql-edge', 'xa-coordinator'];
+    const seedVar = (name: string) => `DBPROXY_${name.toUpperCase().replaceAll('-', '_')}_SEED`;
+    for (const [name, service] of dbproxyServices) {
+      const env = service.environment ?? {};
+      const seeds = Object.keys(env).filter((k) => k.endsWith('_SEED'));
+      expect({ name, seeds }).toEqual({ name, seeds: owners.includes(name) ? [seedVar(name)] : [] });
+      // validate the configuration as that container sees it: its own seed expands, the others are empty
+      const own = owners.includes(name) ? { [seedVar(name)]: /:-([A-Z0-9]+)\}/.exec(String(env[seedVar(name)]))?.[1] ?? '' } : {};
+      const seen = validConfig(read('deploy/compose/dbproxy.toml'), { DBPROXY_APP_PASSWORD: 'x', DBPROXY_ADMIN_TOKEN: 'compose-test-admin-token', MARIADB_ROOT_PASSWORD: 'x', POSTGRES_PASSWORD: 'x', DBPROXY_NATS_USER: name, DBPROXY_NATS_PASSWORD: 'x', ...own });
+      const key = name.replaceAll('-', '_') as 'config_api';
+      if (owners.includes(name)) {
+        const pair = fromSeed(new TextEncoder().encode(seen.bus.signing[`${key}_seed`] as string));
+        expect({ name, public: pair.getPublicKey() }).toEqual({ name, public: seen.bus.identities[key] });
+      }
+    }
+    expect(Object.keys(config.bus.identities).sort()).toEqual(['bgd_monitor', 'config_api', 'mysql_edge', 'xa_coordinator']);
   });
 
   it('runs NATS with the authorization file and TLS', () => {

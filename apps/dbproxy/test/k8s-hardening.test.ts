@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLOSE_GRACE_MS, DRAIN_LATENESS_MS, RUNTIME_CLOSE_MS, usableCpus } from '@dbproxy/runtime';
 import { admitted } from './support/network-policy';
+import { fromSeed } from 'nkeys.js';
 import { composeDbproxyImage, read, renderKustomization, selects, validConfig, type K8sObject } from './support/manifests';
 
 interface Container {
@@ -202,6 +203,20 @@ describe('NATS: TLS and one user per service', () => {
     }
     expect(config.bus.tls.enabled).toBe(true);
     expect(config.bus.user).toBe('pg-edge');
+  });
+
+  it('gives the four signing services only their own seed, from a Secret matching the public keys in the ConfigMap', () => {
+    const owners = ['config-api', 'bgd-monitor', 'mysql-edge', 'xa-coordinator'];
+    const signing = ofKind('Secret').find((o) => o.metadata.name === 'dbproxy-bus-signing');
+    for (const w of dbproxyWorkloads) {
+      const service = serviceOf(w);
+      const seeds = envOf(w).filter((e) => e.name.endsWith('_SEED'));
+      const variable = `DBPROXY_${service.toUpperCase().replaceAll('-', '_')}_SEED`;
+      expect({ service, seeds: seeds.map((e) => e.valueFrom?.secretKeyRef) }).toEqual({ service, seeds: owners.includes(service) ? [{ name: 'dbproxy-bus-signing', key: variable }] : [] });
+      if (!owners.includes(service)) continue;
+      const pair = fromSeed(new TextEncoder().encode(signing?.stringData?.[variable] ?? ''));
+      expect({ service, public: pair.getPublicKey() }).toEqual({ service, public: config.bus.identities[service.replaceAll('-', '_') as 'config_api'] });
+    }
   });
 
   it('runs NATS with deploy/nats/nats-server.conf and authorization.conf, TLS mounted', () => {

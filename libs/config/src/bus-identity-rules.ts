@@ -15,7 +15,7 @@ export function checkBusIdentities(c: DbproxyConfig): ConfigIssue[] {
     }
   }
   for (const o of OWNERS) {
-    const seed = signing[`${o}_seed`];
+    const seed = signing[`${o}_seed`] || undefined; // empty: none ("${VAR:-}" of a process without it)
     const file = signing[`${o}_seed_file`];
     if (seed !== undefined && file !== undefined) issues.push({ path: `bus.signing.${o}_seed_file`, message: `set ${o}_seed or ${o}_seed_file, not both` });
     if ((seed !== undefined || file !== undefined) && identities[o] === undefined) issues.push({ path: `bus.signing.${o}_seed${seed === undefined ? '_file' : ''}`, message: `bus.identities.${o} (its public key) is not set: receivers could not verify what this seed signs` });

@@ -24,7 +24,8 @@ const keyOf = (service: string) => service.replace('-', '_') as keyof Identities
 function seedOf(signing: Signing, service: string): string | undefined {
   const key = keyOf(service);
   const literal = signing[`${key}_seed`];
-  if (literal !== undefined) return literal;
+  // "${VAR:-}" of a process that does not run the service expands to nothing: no seed here
+  if (literal !== undefined && literal !== '') return literal;
   const file = signing[`${key}_seed_file`];
   if (file === undefined) return undefined;
   try {

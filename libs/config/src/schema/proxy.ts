@@ -59,13 +59,13 @@ export const busIdentities = z
   })
   .strict();
 
-/** This process's signing seeds (nkeys `SU…`, use `${VAR}`) or files holding them, per service it runs. */
+/** This process's signing seeds (nkeys `SU…`, use `${VAR}`; an empty value, such as `${VAR:-}` unset, means none) or files holding them, per service it runs. */
 export const busSigning = z
   .object({
-    config_api_seed: z.string().min(1).optional(),
-    bgd_monitor_seed: z.string().min(1).optional(),
-    mysql_edge_seed: z.string().min(1).optional(),
-    xa_coordinator_seed: z.string().min(1).optional(),
+    config_api_seed: z.string().optional(),
+    bgd_monitor_seed: z.string().optional(),
+    mysql_edge_seed: z.string().optional(),
+    xa_coordinator_seed: z.string().optional(),
     config_api_seed_file: z.string().min(1).optional(),
     bgd_monitor_seed_file: z.string().min(1).optional(),
     mysql_edge_seed_file: z.string().min(1).optional(),
