@@ -53,7 +53,7 @@ export class ConfigStore {
     if (req.expectedEpoch !== undefined && req.expectedEpoch !== currentEpoch) return { kind: 'stale', currentEpoch };
     const result = this.validate(req.document);
     if (!result.ok) return { kind: 'invalid', issues: result.issues };
-    const secrets = literalSecretIssues(req.document, result.config);
+    const secrets = literalSecretIssues(req.document, result.config, now?.record.config);
     if (secrets.length > 0) return { kind: 'invalid', issues: secrets };
     const hash = documentHash(req.document);
     if (now && now.record.hash === hash && req.rollbackOf === undefined) return { kind: 'unchanged', epoch: currentEpoch };

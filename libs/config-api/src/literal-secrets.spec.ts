@@ -34,4 +34,11 @@ describe('ConfigStore literal secrets', () => {
     const outcome = await store.write({ document: doc('hunter2-literal', { config_api: { allow_literal_secrets: true } }), author: 't', expectedEpoch: undefined });
     expect(outcome.kind).toBe('applied');
   });
+
+  it('lets a change carry over a literal the KV already holds (a drain), but refuses a new or changed one', async () => {
+    const kept = await store.write({ document: doc('hunter2-literal', { mysql: { enabled: true } }), author: 't', expectedEpoch: undefined });
+    expect(kept.kind).toBe('applied');
+    const changed = await store.write({ document: doc('hunter3-literal'), author: 't', expectedEpoch: undefined });
+    expect(changed).toEqual({ kind: 'invalid', issues: [expect.objectContaining({ path: 'mysql_backends[0].password' })] });
+  });
 });

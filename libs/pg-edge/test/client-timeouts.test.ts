@@ -5,7 +5,7 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { Client, type DatabaseError } from 'pg';
 import { decodeBackendMessage, PgFramer, type BackendMessage } from '@dbproxy/protocol-pg';
-import { startPostgres, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
+import { startPostgres, waitFor, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
 import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
 import { startEdge, type EdgeHarness } from './harness';
 
@@ -103,7 +103,8 @@ function describeMode(mode: 'transaction' | 'transparent'): void {
       for (const messages of received) expect(messages).toEqual([expect.objectContaining({ type: 'ErrorResponse', severity: 'FATAL', code: '08P01' })]);
       expect(elapsed).toBeGreaterThanOrEqual(LOGIN_DEADLINE_MS - 500);
       expect(elapsed).toBeLessThan(LOGIN_DEADLINE_MS + 5000);
-      const { client } = await connected(edge.rwPort, user, password);
+      // the edge frees a slot when it sees the socket close, a moment after the client saw it
+      const { client } = await waitFor(() => connected(edge.rwPort, user, password).catch(() => false as const), { timeoutMs: 2_000, intervalMs: 50, description: 'a slot freed' });
       expect((await client.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
       await client.end();
     });

@@ -265,7 +265,7 @@ export class TransparentSession implements IdleWatched {
       return this.fail(resolution.error, client);
     }
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
-    const connectStarted = this.span ? performance.now() : 0;
+    const connectStarted = performance.now(); // the span is made by choose(), inside openChosen
     let reader: ByteReader | undefined;
     const open = (target: BackendTarget) => {
       // A plain backend is read without stream machinery (a TLS wrap keeps its stream).
@@ -276,7 +276,7 @@ export class TransparentSession implements IdleWatched {
     if (!opened) return;
     const { backend, target } = opened;
     if (client.destroyed) return void backend.destroy();
-    if (connectStarted > 0) this.span?.setAttribute('dbproxy.connect_ms', Math.round((performance.now() - connectStarted) * 1000) / 1000);
+    if (this.span) this.span.setAttribute('dbproxy.connect_ms', Math.round((performance.now() - connectStarted) * 1000) / 1000);
     this.attachBackend(backend, target);
     backend.write(remainder.length > 0 ? Buffer.concat([encodeFrontendMessages(resolution.message), remainder]) : encodeFrontendMessages(resolution.message));
     this.machine.transition('connecting', 'authenticating', `backend ${target.config.name}`);
