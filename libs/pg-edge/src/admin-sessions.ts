@@ -1,18 +1,12 @@
 // This pg-edge process's live sessions of both modes for the admin interface: GET /sessions,
 // GET /pools (the transaction-mode pools) and an operator's kill.
 import type { PoolStats } from '@dbproxy/pool';
-import { poolSnapshotOf, type SessionSnapshot, type SessionSource } from '@dbproxy/runtime';
+import { LiveSessions, poolSnapshotOf, type AdminSession, type SessionSource } from '@dbproxy/runtime';
 
-/** What a session of either mode offers the admin interface. */
-export interface AdminSession {
-  readonly adminId: string;
-  describe(): SessionSnapshot;
-  /** Closes the session; the client is told `reason` where its protocol stream allows. */
-  terminate(reason: string): void;
-}
+export type { AdminSession } from '@dbproxy/runtime';
 
 export class AdminSessions {
-  private readonly live = new Set<AdminSession>();
+  private readonly live = new LiveSessions();
 
   constructor(
     private readonly poolStats: () => readonly PoolStats[],
@@ -29,16 +23,9 @@ export class AdminSessions {
 
   source(): SessionSource {
     return {
-      sessions: () => [...this.live].map((s) => s.describe()),
+      sessions: () => this.live.snapshots(),
       pools: () => this.poolStats().map(poolSnapshotOf),
-      kill: (id, reason) => {
-        for (const session of this.live) {
-          if (session.adminId !== id) continue;
-          session.terminate(reason);
-          return true;
-        }
-        return false;
-      },
+      kill: (id, reason) => this.live.kill(id, reason),
       statementsTotal: this.statements,
     };
   }

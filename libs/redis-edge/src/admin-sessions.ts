@@ -1,14 +1,8 @@
 // This redis-edge process's live sessions for the admin interface (GET /sessions, GET /pools and an
 // operator's kill), the session ids, the pause gate and the command count both modes share.
-import { PauseGate, SessionIds, type PoolSnapshot, type SessionSnapshot, type SessionSource } from '@dbproxy/runtime';
+import { LiveSessions, PauseGate, SessionIds, type AdminSession, type PoolSnapshot, type SessionSource } from '@dbproxy/runtime';
 
-/** What a session of either mode offers the admin interface. */
-export interface AdminSession {
-  readonly adminId: string;
-  describe(): SessionSnapshot;
-  /** Sends `-ERR <reason>` and closes the session. */
-  terminate(reason: string): void;
-}
+export type { AdminSession } from '@dbproxy/runtime';
 
 const NO_WAITS = { p50: 0, p95: 0, p99: 0 };
 
@@ -17,7 +11,7 @@ export class RedisAdmin {
   readonly pause = new PauseGate();
   /** Command-mode commands dispatched since start (connection mode relays bytes unread). */
   commands = 0;
-  private readonly live = new Set<AdminSession>();
+  private readonly live = new LiveSessions();
 
   constructor(
     /** The configuration epoch new sessions start on. */
@@ -36,16 +30,9 @@ export class RedisAdmin {
 
   source(): SessionSource {
     return {
-      sessions: () => [...this.live].map((s) => s.describe()),
+      sessions: () => this.live.snapshots(),
       pools: () => [...this.connections()].map(([backend, open]): PoolSnapshot => ({ backend, inUse: open, idle: 0, waiters: 0, checkouts: 0, timeouts: 0, resets: 0, waitMs: NO_WAITS })),
-      kill: (id, reason) => {
-        for (const session of this.live) {
-          if (session.adminId !== id) continue;
-          session.terminate(reason);
-          return true;
-        }
-        return false;
-      },
+      kill: (id, reason) => this.live.kill(id, reason),
       statementsTotal: () => this.commands,
     };
   }

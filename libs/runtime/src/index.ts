@@ -29,4 +29,5 @@ export { loadFrontendTls, type FrontendTls, type FrontendTlsMode } from './socke
 export { backendTlsOptions, type BackendTlsOptions, type BackendTlsSettings } from './sockets/backend-tls';
 export { edgeAdmin, type EdgeAdmin } from './edge-admin/edge-admin';
 export { PauseGate, PauseHoldTimeout } from './edge-admin/pause-gate';
+export { LiveSessions, type AdminSession } from './edge-admin/live-sessions';
 export { SessionIds, sessionJson, poolJson, mergePools, poolSnapshotOf, type SessionSnapshot, type PoolSnapshot, type SessionSource, type WaitQuantiles } from './edge-admin/session-report';

@@ -1,12 +1,9 @@
 // JSON schemas of GET /v1/backends, POST /v1/backends/{name}/drain|undrain and GET /v1/edges.
+import { errorShape } from './schemas';
+
 const security = [{ bearerAuth: [] }];
 const protocol = { type: 'string', enum: ['mysql', 'postgres', 'redis'] } as const;
-const error = {
-  type: 'object',
-  properties: { error: { type: 'string' }, message: { type: 'string' } },
-  required: ['error', 'message'],
-  additionalProperties: true,
-} as const;
+const error = errorShape;
 const nullable = (type: 'number' | 'string') => ({ type: [type, 'null'] }) as const;
 
 const backend = {

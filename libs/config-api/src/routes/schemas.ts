@@ -3,7 +3,8 @@
 // and a schema for each response it can give).
 const security = [{ bearerAuth: [] }];
 const anyObject = { type: 'object', additionalProperties: true } as const;
-const errorShape = {
+/** An error body: a stable code and a message for people. */
+export const errorShape = {
   type: 'object',
   properties: { error: { type: 'string' }, message: { type: 'string' } },
   required: ['error', 'message'],
