@@ -7,7 +7,7 @@ import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import { onreadBytes, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
-import { dialBackend, splitAddress } from '../io/dial';
+import { dialBackend, splitAddress, TLS_FILES_UNREADABLE } from '../io/dial';
 import type { ConnectionEdge } from './connection-edge';
 
 export type ConnectionState = 'awaiting-shard' | 'connecting' | 'piping' | 'closed';
@@ -133,7 +133,7 @@ export class ConnectionSession {
     try {
       dialed = dialBackend(target.address, { tls: target.tls, allowHalfOpen: true, onread: onreadBytes(toClient), onData: toClient });
     } catch (err) {
-      return this.failConnect(target.address, `TLS files: ${errorMessage(err)}`);
+      return this.failConnect(target.address, TLS_FILES_UNREADABLE, `TLS files: ${errorMessage(err)}`);
     }
     const backend = dialed.socket;
     this.backend = backend;
@@ -164,10 +164,11 @@ export class ConnectionSession {
     client.resume();
   }
 
-  private failConnect(address: string, detail: string): void {
+  /** `detail` reaches the client; `logged` (default: the same) only the session's close reason. */
+  private failConnect(address: string, detail: string, logged = detail): void {
     this.edge.metrics.backendErrors.inc({ kind: 'connect' });
     this.client.end(errorReply(RedisEdgeErrors.backendConnect(address, detail)));
-    this.close(`backend connect failed: ${detail}`);
+    this.close(`backend connect failed: ${logged}`);
   }
 
   private refuse(err: unknown, reason: string): void {

@@ -7,7 +7,7 @@ import { errorMessage } from '@dbproxy/util';
 import { RedisEdgeErrors } from '../errors';
 import type { NodeEndpoint } from './endpoint';
 import { descriptorOf, onreadRanges, StateMachine } from '@dbproxy/runtime';
-import { dialBackend } from './dial';
+import { dialBackend, TLS_FILES_UNREADABLE } from './dial';
 import { LinkFifo } from './link-fifo';
 import { OutputQueue } from './output-queue';
 import { SendFlag, type ReplySink } from './reply-sink';
@@ -143,7 +143,7 @@ export class BackendLink implements Flushable {
         onData: (chunk) => this.received(chunk, 0, chunk.length),
       });
     } catch (err) {
-      queueMicrotask(() => this.close(RedisEdgeErrors.backendConnect(this.endpoint.address, `TLS files: ${errorMessage(err)}`), 'tls files'));
+      queueMicrotask(() => this.close(RedisEdgeErrors.backendConnect(this.endpoint.address, TLS_FILES_UNREADABLE), `tls files: ${errorMessage(err)}`));
       return;
     }
     const socket = dialed.socket;

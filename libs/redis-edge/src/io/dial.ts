@@ -6,6 +6,9 @@ import { connect, type OnReadOpts, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { backendTlsOptions, type BackendTlsSettings } from '@dbproxy/runtime';
 
+/** What a client is told when a backend's TLS files cannot be read (the path and errno stay in the proxy: /readyz and topology's checks name them). */
+export const TLS_FILES_UNREADABLE = "its TLS files ([redis_backends.tls]) cannot be read";
+
 export interface DialOptions {
   readonly tls: BackendTlsSettings | undefined;
   readonly allowHalfOpen?: boolean;
