@@ -41,6 +41,9 @@ const SETTINGS: Record<string, string> = {
   wal_level: 'replica',
   max_wal_senders: '10',
   max_replication_slots: '10',
+  // replicas are base-backed-up at the same time, each with a fast checkpoint: keep the WAL the
+  // other still streams (else "requested WAL segment ... has already been removed")
+  wal_keep_size: '256MB',
   hot_standby: 'on',
   hot_standby_feedback: 'on',
   wal_retrieve_retry_interval: '500ms',
