@@ -1,5 +1,6 @@
 // SliceWriter: adjacent slices of one read buffer go out as one zero-copy write.
-import { Socket } from 'node:net';
+import { Socket, connect, createServer, type AddressInfo } from 'node:net';
+import { descriptorOf } from '@dbproxy/runtime';
 import { SliceWriter } from './slice-writer';
 
 class RecordingSocket extends Socket {
@@ -42,5 +43,33 @@ describe('SliceWriter', () => {
     expect(socket.writes.map(String)).toEqual(['one', 'two', 'three']);
     expect(socket.corked).toBe(1);
     expect(w.empty).toBe(true);
+  });
+});
+
+describe('SliceWriter on a TCP descriptor', () => {
+  it('gathers several pieces into one direct write past the stream, in order', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const received: Buffer[] = [];
+    const got = new Promise<void>((resolve) =>
+      server.once('connection', (peer) => peer.on('data', (chunk: Buffer) => (received.push(chunk), Buffer.concat(received).length === 11 && resolve()))),
+    );
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    try {
+      const streamWrite = jest.spyOn(socket, 'write');
+      const w = new SliceWriter();
+      w.add(Buffer.from('one'));
+      w.add(Buffer.from('two'));
+      w.add(Buffer.from('three'));
+      expect(w.flush(socket, descriptorOf(socket))).toBe(true);
+      await got;
+      expect(Buffer.concat(received).toString()).toBe('onetwothree');
+      expect(streamWrite).not.toHaveBeenCalled();
+      expect(w.empty).toBe(true);
+    } finally {
+      socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

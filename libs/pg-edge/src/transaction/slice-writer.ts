@@ -1,7 +1,17 @@
 // Batches frames for one socket write per tick: adjacent slices of the same read buffer merge back
-// into one slice (zero-copy), several pieces go out corked as one writev (DESIGN §5).
+// into one slice (zero-copy); several pieces on a plain TCP descriptor are gathered into one reused
+// scratch and go out with one write(2) (a unit's probe plus its query, a reply's frames from several
+// reads), otherwise corked as one writev (DESIGN §5).
 import type { Socket } from 'node:net';
-import { writeDirect } from '@dbproxy/runtime';
+import { writeDirect, writeDirectCopying } from '@dbproxy/runtime';
+
+/**
+ * Pieces up to this many bytes in all are gathered into GATHER (one copy of small frames costs far
+ * less than the stream's writev: a write request, its callback and the after-write tick).
+ */
+const GATHER_MAX = 16 * 1024;
+/** Writes happen synchronously one at a time on the event loop, so one scratch serves every writer. */
+const GATHER = Buffer.allocUnsafeSlow(GATHER_MAX);
 
 export class SliceWriter {
   private pieces: Buffer[] = [];
@@ -60,9 +70,11 @@ export class SliceWriter {
       this.pending = 0;
       return socket.destroyed || writeOne(socket, fd, only);
     }
+    const total = this.pending;
     const pieces = this.take();
     if (socket.destroyed) return true;
     if (pieces.length === 1) return writeOne(socket, fd, pieces[0] as Buffer);
+    if (fd >= 0 && total <= GATHER_MAX && !socket.writableCorked) return writeDirectCopying(socket, fd, gather(pieces), total);
     socket.cork();
     let ok = true;
     for (const piece of pieces) ok = socket.write(piece) && ok;
@@ -82,6 +94,13 @@ export class SliceWriter {
   private closeTail(tail: Buffer): Buffer {
     return this.tailEnd === tail.length ? tail : Buffer.from(tail.buffer, tail.byteOffset, this.tailEnd);
   }
+}
+
+/** Copies `pieces` one after another into GATHER (returned). */
+function gather(pieces: readonly Buffer[]): Buffer {
+  let at = 0;
+  for (const piece of pieces) at += piece.copy(GATHER, at);
+  return GATHER;
 }
 
 function writeOne(socket: Socket, fd: number, buf: Buffer): boolean {
