@@ -66,6 +66,19 @@ describe('connection mode', () => {
     expect(await raw.waitClosed()).toBe(true);
   });
 
+  it('relays values larger than a socket buffer both ways, byte for byte, while the reader lags', async () => {
+    // reads are written on from the shared scratch; what the kernel does not take must be copied before the next read reuses it
+    const client = new Redis({ host: '127.0.0.1', port: edge.rwPort });
+    const value = Buffer.alloc(6 * 1024 * 1024);
+    for (let i = 0; i < value.length; i++) value[i] = (i * 7919) % 251;
+    expect(await client.set('conn:big', value)).toBe('OK');
+    const pipeline = client.pipeline();
+    for (let i = 0; i < 4; i++) pipeline.getBuffer('conn:big');
+    const results = (await pipeline.exec()) as [Error | null, Buffer][];
+    expect(results.map(([err, got]) => err === null && Buffer.compare(got, value) === 0)).toEqual([true, true, true, true]);
+    await client.quit();
+  });
+
   it('sends a client without DBPROXY.SHARD to the default shard', async () => {
     const client = new Redis({ host: '127.0.0.1', port: edge.rwPort });
     await client.set('conn:default', 'here');

@@ -19,6 +19,7 @@ export {
   onreadRanges,
   readSocket,
   readSocketRanges,
+  onreadRaw,
   type BytesListener,
   type RangeListener,
   type RawListener,

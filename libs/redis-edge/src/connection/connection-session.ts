@@ -2,11 +2,12 @@
 // client is connected to its primary (read-write listener) or a weighted replica (read-only
 // listener) and bytes flow both ways unchanged - pipelines, MULTI, pub/sub, RESP3 pushes, AUTH.
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
-import { onreadBytes, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
+import { adoptSocketRaw, descriptorOf, onreadRaw, readSocket, StateMachine, writeDirectCopying, type SessionSnapshot } from '@dbproxy/runtime';
 import { dialBackend, splitAddress, TLS_FILES_UNREADABLE } from '../io/dial';
 import type { ConnectionEdge } from './connection-edge';
 
@@ -21,6 +22,8 @@ const LEGAL: Readonly<Record<ConnectionState, readonly ConnectionState[]>> = {
 };
 
 const OK = Buffer.from('+OK\r\n');
+/** `*1\r\n$4\r\nQUIT\r\n` is 14 bytes, `QUIT\r\n` inline 6: only reads this short may be a lone QUIT. */
+const QUIT_READ_MAX = 16;
 const EMPTY_ARRAY = Buffer.from('*0\r\n');
 
 export class ConnectionSession {
@@ -43,8 +46,11 @@ export class ConnectionSession {
   private quitSent = false;
   private readonly openedAt = Date.now();
 
-  /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
+  /** The client's socket, read without the stream layer (adoptSocketRaw, @dbproxy/runtime) when it is plain TCP. */
   private readonly client: Socket;
+  /** Descriptors written past the stream layer once piping (-1: TLS or none, the stream writes). */
+  private clientFd = -1;
+  private backendFd = -1;
 
   constructor(
     accepted: Socket,
@@ -57,8 +63,10 @@ export class ConnectionSession {
     this.scanner = new CommandScanner({ queryBufferLimit: settings.queryBufferLimit, maxBulkLength: settings.maxBulkBytes });
     // A half-close is passed on to the backend, whose replies still come back.
     this.clientAddress = peerAddress(accepted); // before the handle moves to the adopted socket
-    const client = readSocketRanges(accepted, (buf, start, end) => this.clientBytes(buf.subarray(start, end)), true);
+    // plain TCP: reads arrive in the shared scratch (clientRead); TLS: as stream chunks
+    const client = adoptSocketRaw(accepted, (buf, n) => this.clientRead(buf, n), true) ?? readSocket(accepted, (chunk) => this.clientBytes(chunk), true);
     this.client = client;
+    if (!(client instanceof TLSSocket)) this.clientFd = descriptorOf(client);
     client.once('end', () => {
       this.clientEnded = true;
       if (this.machine.is('piping')) this.backend?.end();
@@ -72,10 +80,20 @@ export class ConnectionSession {
     publishOperationalEvent({ event: 'session_opened', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user: null, listener });
   }
 
+  /**
+   * A client read in the shared scratch, `buf[0, n)`, valid only during the call: piped straight
+   * from it to the backend's descriptor (only what the kernel does not take is copied into the
+   * stream); before piping it is copied, as those bytes are held or parsed.
+   */
+  private clientRead(buf: Buffer, n: number): void {
+    if (!this.machine.is('piping')) return this.clientBytes(Buffer.from(buf.subarray(0, n)));
+    this.quitSent = n <= QUIT_READ_MAX && mentionsQuit(buf, n);
+    if (!writeDirectCopying(this.backend as Socket, this.backendFd, buf, n)) this.client.pause();
+  }
+
   private clientBytes(chunk: Buffer): void {
     if (this.machine.is('piping')) {
-      // only a chunk as short as a lone QUIT is looked at (`*1\r\n$4\r\nQUIT\r\n` is 14 bytes)
-      this.quitSent = chunk.length <= 16 && /quit/i.test(chunk.toString('latin1'));
+      this.quitSent = chunk.length <= QUIT_READ_MAX && mentionsQuit(chunk, chunk.length);
       if (!(this.backend as Socket).write(chunk)) this.client.pause();
     } else if (this.machine.is('awaiting-shard')) {
       this.input.append(chunk, this.scanner.needBytes);
@@ -129,9 +147,11 @@ export class ConnectionSession {
     const { host, port } = splitAddress(target.address);
     this.span = this.edge.tracer.startSpan('redis session', { kind: SpanKind.SERVER, attributes: { 'db.system.name': 'redis', 'server.address': host, 'server.port': port, 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
     const toClient = (chunk: Buffer) => this.client.write(chunk) || backend.pause();
+    // plaintext backend reads arrive in the shared scratch and go straight to the client's descriptor
+    const rawToClient = (buf: Buffer, n: number) => writeDirectCopying(this.client, this.clientFd, buf, n) || backend.pause();
     let dialed;
     try {
-      dialed = dialBackend(target.address, { tls: target.tls, allowHalfOpen: true, onread: onreadBytes(toClient), onData: toClient });
+      dialed = dialBackend(target.address, { tls: target.tls, allowHalfOpen: true, onread: onreadRaw(rawToClient), onData: toClient });
     } catch (err) {
       return this.failConnect(target.address, TLS_FILES_UNREADABLE, `TLS files: ${errorMessage(err)}`);
     }
@@ -153,6 +173,7 @@ export class ConnectionSession {
   private piped(backend: Socket): void {
     this.machine.transition('connecting', 'piping', 'backend connected');
     backend.setTimeout(0);
+    if (!(backend instanceof TLSSocket)) this.backendFd = descriptorOf(backend);
     const client = this.client;
     if (this.pending.length > 0) backend.write(this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending));
     this.pending.length = 0;
@@ -231,4 +252,12 @@ export class ConnectionSession {
     if (!this.client.writableEnded) this.client.destroy();
     else this.client.once('finish', () => this.client.destroy());
   }
+}
+
+/** True when `buf[0, n)` contains "quit" in any case (a lone QUIT command, inline or as an array). */
+function mentionsQuit(buf: Buffer, n: number): boolean {
+  for (let i = 0; i + 4 <= n; i++) {
+    if ((buf[i] as number | 0x20) === 0x71 && (buf[i + 1] as number | 0x20) === 0x75 && (buf[i + 2] as number | 0x20) === 0x69 && (buf[i + 3] as number | 0x20) === 0x74) return true;
+  }
+  return false;
 }

@@ -77,6 +77,11 @@ export function onreadRanges(onRange: RangeListener): OnReadOpts {
   return { buffer: SCRATCH, callback: (n: number) => (deliverRange(n, onRange), true) };
 }
 
+/** `onread` option for net.connect: `onRaw` gets each read uncopied in the scratch (RawListener: valid only during the call). */
+export function onreadRaw(onRaw: RawListener): OnReadOpts {
+  return { buffer: SCRATCH, callback: (n: number) => (onRaw(SCRATCH, n), true) };
+}
+
 const drop: BytesListener = () => undefined;
 
 /**
@@ -159,7 +164,7 @@ export function adoptSocket(socket: Socket, onBytes: BytesListener, allowHalfOpe
 /** adoptSocket with each read handed over uncopied (RawListener); null when the socket cannot be adopted. */
 export function adoptSocketRaw(socket: Socket, onRaw: RawListener, allowHalfOpen = socket.allowHalfOpen): Socket | null {
   if (!adoptable(socket)) return null;
-  return adopt(socket, { buffer: SCRATCH, callback: (n: number) => (onRaw(SCRATCH, n), true) }, (chunk) => onRaw(chunk, chunk.length), allowHalfOpen);
+  return adopt(socket, onreadRaw(onRaw), (chunk) => onRaw(chunk, chunk.length), allowHalfOpen);
 }
 
 /** adoptSocket, or the stream path ('data' events) for a socket that cannot be adopted. */
