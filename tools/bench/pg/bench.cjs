@@ -18,6 +18,9 @@
 //   --strace DIR  count each proxy run's system calls with `strace -c -f` into DIR (slows the proxy: counts, not speed)
 //   --workers N  pg-edge worker processes ([postgres] workers; N > 1 starts a nats-server per pg-edge for its bus);
 //                proxy CPU then counts the whole process tree
+//   --defaults  every proxy with its shipped defaults: pg-edge's configuration names only listeners, the user and the
+//               backend (pool_max_per_backend, pipeline_depth, read_after_write_seconds, workers as shipped), PgBouncer
+//               without default_pool_size (its own default); not combined with --pipeline-depth, --pipeline-pool or --workers
 //   --perf DIR  record each proxy run with `perf record -g` into DIR (EDGE_NODE_FLAGS=--perf-basic-prof names JS frames)
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
@@ -29,7 +32,7 @@ const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, machineTicks, idleShare, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['duration', 'idle', 'rounds', 'clients', 'protocols', 'pipeline-depth', 'pipeline-pool', 'workers', 'perf', 'strace'], flags: ['quick', 'select-only', 'no-direct', 'memory-only', 'soak', 'no-memory'] });
+checkOptions(__filename, { values: ['duration', 'idle', 'rounds', 'clients', 'protocols', 'pipeline-depth', 'pipeline-pool', 'workers', 'perf', 'strace'], flags: ['quick', 'select-only', 'no-direct', 'memory-only', 'soak', 'no-memory', 'defaults'] });
 const { startPostgres, startNats, freePort } = require('../../../libs/testing/src/index.ts');
 const { IdleClients } = require('./idle-clients.cjs');
 
@@ -48,6 +51,12 @@ const PASSWORD = 'bench-secret';
 /** pg-edge worker processes; more than one needs a NATS bus (one per pg-edge: a shared bus would share configuration). */
 const WORKERS = Number(opt('workers', '1'));
 const buses = [];
+/** --defaults: only shipped defaults (no pool size, pipelining, read-after-write window or worker count set here). */
+const DEFAULTS = args.includes('--defaults');
+if (DEFAULTS && ['--pipeline-depth', '--pipeline-pool', '--workers'].some((o) => args.includes(o))) {
+  console.error('--defaults runs the shipped defaults: it does not take --pipeline-depth, --pipeline-pool or --workers');
+  process.exit(2);
+}
 
 const PERF_DIR = opt('perf', undefined);
 const STRACE_DIR = opt('strace', undefined);
@@ -120,7 +129,7 @@ async function startPgbouncer(bin, dir, pgPort, port) {
       'auth_type = trust',
       `auth_file = ${join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
-      `default_pool_size = ${POOL}`,
+      ...(DEFAULTS ? [] : [`default_pool_size = ${POOL}`]),
       'max_client_conn = 5000',
       `logfile = ${join(dir, 'pgbouncer.log')}`,
       `pidfile = ${join(dir, 'pgbouncer.pid')}`,
@@ -148,8 +157,8 @@ async function startEdge(dir, name, pgPort, mode, pipelineDepth = 1, pool = POOL
     `[telemetry]\nlog_level = "warn"\n[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[bus]\nconnect_timeout_seconds = 1\n${natsUrl ? `nats_url = "${natsUrl}"\n` : ''}` +
       `[[users]]\nname = "postgres"\npassword = "${PASSWORD}"\n` +
       `[health]\ninterval_seconds = 2\n[mysql]\nenabled = false\n[redis]\nenabled = false\n` +
-      `[postgres]\nenabled = true\nworkers = ${WORKERS}\nrouting_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
-      `pool_max_per_backend = ${pool}\nmax_connections = 10000\nread_after_write_seconds = 0\npipeline_depth = ${pipelineDepth}\n` +
+      `[postgres]\nenabled = true\n${DEFAULTS ? '' : `workers = ${WORKERS}\n`}routing_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
+      (DEFAULTS ? '' : `pool_max_per_backend = ${pool}\nmax_connections = 10000\nread_after_write_seconds = 0\npipeline_depth = ${pipelineDepth}\n`) +
       `[[postgres_backends]]\nname = "primary"\naddress = "127.0.0.1:${pgPort}"\nrole = "primary"\nusername = "postgres"\ndatabase = "bench"\n`,
   );
   const child = spawn(process.execPath, [...(process.env.EDGE_NODE_FLAGS ?? '').split(' ').filter(Boolean), join(__dirname, 'edge-launcher.cjs'), config], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -276,7 +285,8 @@ function printTable(results, names) {
   const bouncer = 'PgBouncer (transaction)';
   const edges = names.filter((n) => n.startsWith('pg-edge'));
   const proxies = names.filter((n) => n !== direct);
-  console.log(`\npgbench, ${DURATION} s per run, best of ${ROUNDS} interleaved rounds, scale 10, pool size ${POOL} (PgBouncer default_pool_size = pg-edge pool_max_per_backend)\n`);
+  const pools = DEFAULTS ? 'shipped defaults (PgBouncer default_pool_size 20, pg-edge pool_max_per_backend 32, pipeline_depth 1, read_after_write_seconds 2)' : `pool size ${POOL} (PgBouncer default_pool_size = pg-edge pool_max_per_backend)`;
+  console.log(`\npgbench, ${DURATION} s per run, best of ${ROUNDS} interleaved rounds, scale 10, ${pools}\n`);
   const header = ['script', 'protocol', 'clients', ...names.map((n) => `${n} tps (ms)`), ...edges.map((n) => `${n.replace('pg-edge ', '')} / PgBouncer`), ...(direct ? proxies.map((n) => `${n.replace('pg-edge ', '')} / direct`) : [])];
   console.log(`| ${header.join(' | ')} |`);
   console.log(`|${header.map(() => '---').join('|')}|`);
