@@ -16,6 +16,9 @@
 //   --edge-node-args  extra node options for the mysql-edge process (profiling); its pid is printed
 //   --pipeline-depth N  also a mysql-edge with [mysql] pipeline_depth = N and a pool of --pipeline-pool
 //              connections per backend (default 8): prints the share of statements pipelined
+//   --defaults mysql-edge with its shipped defaults: its configuration names only listeners, users and
+//              backends (pool_max_per_backend, max_connections, pipeline_depth, workers as shipped);
+//              not combined with --workers or --pipeline-depth
 //   --rounds N each measurement N times, interleaved, best kept (the machine is shared and noisy)
 //   --soak     also sysbench oltp_read_write, 32 threads, 60 s, through mysql-edge (with --pipeline-depth:
 //              pipelined, pool of --pipeline-pool): autocommit
@@ -33,7 +36,12 @@ const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src
 const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt, checkOptions, onInterrupt } = require('../common.cjs');
 
 const SHARDED = args.includes('--sharded');
-if (!SHARDED) checkOptions(__filename, { values: ['duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only'] });
+if (!SHARDED) checkOptions(__filename, { values: ['duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only', 'defaults'] });
+const DEFAULTS = args.includes('--defaults');
+if (DEFAULTS && ['--workers', '--pipeline-depth', '--pipeline-pool'].some((o) => args.includes(o))) {
+  console.error('--defaults runs the shipped defaults: it does not take --workers, --pipeline-depth or --pipeline-pool');
+  process.exit(2);
+}
 
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const ROUNDS = Number(opt('rounds', '1'));
@@ -117,7 +125,7 @@ async function startEdge(dir, db, natsUrl, extraMysql = '', poolMax = 40) {
     config,
     `[proxy.admin]\nlisten = "127.0.0.1:${admin}"\n[telemetry]\nlog_level = "warn"\n${natsUrl ? `[bus]\nnats_url = "${natsUrl}"\n` : ''}` +
       `[[users]]\nname = "bench"\npassword = "bench-secret"\n` +
-      `[health]\ninterval_seconds = 2\n[mysql]\nenabled = true\nworkers = ${WORKERS}\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\nmax_connections = ${IDLE + 200}\npool_max_per_backend = ${poolMax}\n${extraMysql}` +
+      `[health]\ninterval_seconds = 2\n[mysql]\nenabled = true\n${DEFAULTS ? '' : `workers = ${WORKERS}\n`}read_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${ro}"\n${DEFAULTS ? '' : `max_connections = ${IDLE + 200}\npool_max_per_backend = ${poolMax}\n`}${extraMysql}` +
       `[postgres]\nenabled = false\n[redis]\nenabled = false\n` +
       `[[mysql_backends]]\nname = "primary"\naddress = "127.0.0.1:${db.primary.port}"\nrole = "primary"\nreserved_pool = 8\n` +
       `[[mysql_backends]]\nname = "replica"\naddress = "127.0.0.1:${db.replicas[0].port}"\nrole = "replica"\n`,
