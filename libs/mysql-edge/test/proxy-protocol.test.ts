@@ -1,16 +1,21 @@
 // PROXY protocol v2 end to end against a real MariaDB started with proxy_protocol_networks: a client
 // connecting from 127.0.0.5 through a load balancer on 127.0.0.2 (the only network in
 // proxy_protocol_from) appears as 127.0.0.5 in the server's USER() and processlist, in a plain and in
-// a pinned (transaction) session, and in GET /sessions; a header from an unlisted peer, a listed peer
+// a pinned (transaction) session, in its spans' client.address and in GET /sessions; a header from an unlisted peer, a listed peer
 // without one and a malformed one are refused and counted.
 import { connect as netConnect, type Socket } from 'node:net';
 import { encodeProxyV2, encodeProxyV2Local } from '@dbproxy/runtime';
 import { metricValue, startProxyFront, type ProxyFront } from '@dbproxy/runtime/testing';
 import { startMariaDb } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { SpanKind } from '@opentelemetry/api';
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { APP_USER, startEdge, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
+
+const exporter = new InMemorySpanExporter();
+new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).register();
 
 let db: Awaited<ReturnType<typeof startMariaDb>>;
 let edge: EdgeHarness;
@@ -78,6 +83,8 @@ it('a client behind the balancer is the header\'s address to MariaDB, plain and 
     expect(await one(c, 'SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID()')).toMatch(new RegExp(`^${CLIENT.replaceAll('.', '\\.')}:\\d+$`));
     expect(await one(c, 'SELECT USER()')).toBe(`pool@${CLIENT}`);
     await c.query('COMMIT');
+    const spans = exporter.getFinishedSpans().filter((sp) => sp.kind === SpanKind.SERVER && sp.attributes['db.operation.name'] === 'COMMIT');
+    expect(spans.map((sp) => sp.attributes['client.address'])).toContain(CLIENT);
     const sessions = (await (await fetch(`${edge.admin}/sessions`)).json()) as { sessions: { client_address: string }[] };
     expect(sessions.sessions.map((s) => s.client_address)).toContainEqual(expect.stringMatching(new RegExp(`^${CLIENT.replaceAll('.', '\\.')}:`)));
   } finally {
