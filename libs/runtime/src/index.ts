@@ -33,4 +33,4 @@ export { LiveSessions, type AdminSession } from './edge-admin/live-sessions';
 export { SessionIds, sessionJson, poolJson, mergePools, poolSnapshotOf, type SessionSnapshot, type PoolSnapshot, type SessionSource, type WaitQuantiles } from './edge-admin/session-report';
 export { encodeProxyV2, encodeProxyV2Local, type ProxiedAddresses, type ProxyEndpoint } from './proxy-protocol/encode';
 export { ProxyHeaderDecoder, type ProxyHeader, type ProxyDecodeStep } from './proxy-protocol/decode';
-export { clientAddressesOf } from './proxy-protocol/client-address';
+export { carryClientAddress, clientAddressesOf } from './proxy-protocol/client-address';

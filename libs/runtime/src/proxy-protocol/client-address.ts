@@ -26,6 +26,12 @@ export function proxiedAddressesOf(socket: Socket): ProxiedAddresses | undefined
   return (socket as ProxiedSocket)[PROXIED];
 }
 
+/** The socket that now carries `from`'s connection (TLS) reports the header's addresses too. */
+export function carryClientAddress(from: Socket, to: Socket): void {
+  const addresses = proxiedAddressesOf(from);
+  if (addresses) presentAs(to, addresses);
+}
+
 /** The addresses to send a backend on behalf of the client of `socket`: the header's, else the socket's own. */
 export function clientAddressesOf(socket: Socket): ProxiedAddresses {
   return (
