@@ -3,6 +3,8 @@
 // a header from an unlisted peer and a listed peer without one are refused and counted.
 import { Socket } from 'node:net';
 import { Client } from 'pg';
+import { SpanKind } from '@opentelemetry/api';
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { encodeProxyV2 } from '@dbproxy/runtime';
 import { metricValue, startProxyFront, type ProxyFront } from '@dbproxy/runtime/testing';
 import { startPostgres, type PostgresServer, type ReplicatedServers } from '@dbproxy/testing';
@@ -10,6 +12,9 @@ import { POOL_PASSWORD, POOL_USER, requirePoolPassword } from './backend-auth';
 import { startEdge, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
+
+const exporter = new InMemorySpanExporter();
+new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).register();
 
 const LB = '127.0.0.2';
 const CLIENT = '127.0.0.5';
@@ -67,6 +72,11 @@ describe.each([
       expect(listing.sessions.map((s) => s.client_address)).toContainEqual(expect.stringMatching(/^127\.0\.0\.5:\d+$/));
     } finally {
       await client.end();
+    }
+    // transaction mode traces each unit (transparent mode relays bytes unread: no statement spans)
+    if (mode === 'transaction') {
+      const spans = exporter.getFinishedSpans().filter((sp) => sp.kind === SpanKind.SERVER && sp.attributes['db.query.text'] === 'SELECT ? AS one');
+      expect(spans.map((sp) => sp.attributes['client.address'])).toContain(CLIENT);
     }
     expect(await headers('accepted')).toBe(before + 1);
   });
