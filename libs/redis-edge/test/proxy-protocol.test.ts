@@ -3,12 +3,17 @@
 // an unlisted peer and a listed peer without one are refused and counted, a plain client is served.
 import { connect as netConnect } from 'node:net';
 import Redis from 'ioredis';
+import { SpanKind } from '@opentelemetry/api';
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { encodeProxyV2 } from '@dbproxy/runtime';
 import { metricValue, startProxyFront, type ProxyFront } from '@dbproxy/runtime/testing';
 import { startRedis, type RedisServer, type ReplicatedServers } from '@dbproxy/testing';
 import { startEdge, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
+
+const exporter = new InMemorySpanExporter();
+new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).register();
 
 const LB = '127.0.0.2';
 const CLIENT = '127.0.0.5';
@@ -64,6 +69,11 @@ describe.each(['command', 'connection'] as const)('%s mode', (mode) => {
       client.disconnect();
     }
     expect(await headers('accepted')).toBe(before + 1);
+    // command mode traces each command (connection mode relays bytes unread: no command spans)
+    if (mode === 'command') {
+      const spans = exporter.getFinishedSpans().filter((sp) => sp.kind === SpanKind.SERVER && sp.attributes['db.operation.name'] === 'PING');
+      expect(spans.map((sp) => sp.attributes['client.address'])).toContain(CLIENT);
+    }
   });
 
   it('refuses a header from an unlisted peer and a listed peer that sends none; a plain client is served', async () => {
