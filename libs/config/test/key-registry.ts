@@ -3,6 +3,7 @@
 const RUNTIME = 'libs/runtime/src/runtime.ts';
 const BUS_SETTINGS = 'libs/runtime/src/bus-settings.ts';
 const FRONTEND_TLS = 'libs/runtime/src/sockets/frontend-tls.ts';
+const PROXY_GATE = 'libs/runtime/src/proxy-protocol/inbound-gate.ts';
 const BACKEND_TLS = 'libs/runtime/src/sockets/backend-tls.ts';
 const MONITOR = 'libs/topology/src/protocol-monitor.ts';
 const TARGETS = 'libs/topology/src/targets.ts';
@@ -59,6 +60,10 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'proxy.tls.cert_path': FRONTEND_TLS,
   'proxy.tls.key_path': FRONTEND_TLS,
   'proxy.tls.ca_path': FRONTEND_TLS,
+  'proxy.proxy_protocol_from': PROXY_GATE,
+  'proxy.proxy_protocol_header_timeout_seconds': PROXY_GATE,
+  'proxy.proxy_protocol_max_header_bytes': PROXY_GATE,
+  'proxy.proxy_protocol_accept_v1': PROXY_GATE,
   bus: RUNTIME,
   'bus.nats_url': RUNTIME,
   'bus.connect_timeout_seconds': RUNTIME,
@@ -171,6 +176,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql_backends[].shard': TARGETS,
   'mysql_backends[].weight': TARGETS,
   'mysql_backends[].status': TARGETS,
+  'mysql_backends[].proxy_protocol': 'libs/mysql-edge/src/backend/proxy-origin.ts',
   'mysql_backends[].max_replica_lag_seconds': TARGETS,
   'mysql_backends[].tls': MYSQL_POOLS,
   'mysql_backends[].tls.enabled': MYSQL_POOLS,
@@ -242,6 +248,8 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'postgres_backends[].username': PG_POOLS,
   'postgres_backends[].password': PG_POOLS,
   'postgres_backends[].database': PG_POOLS,
+  // refused by the schema itself (PostgreSQL has no PROXY protocol): the message is there
+  'postgres_backends[].proxy_protocol': 'libs/config/src/schema/backends.ts',
   redis: REDIS_SERVICE,
   'redis.enabled': REDIS_SERVICE,
   'redis.mode': REDIS_SERVICE,

@@ -140,7 +140,7 @@ export const pgEdgeService: ServiceDefinition = {
     if (pg.enabled) {
       const maxConnections = () => epoch.config.postgres.max_connections;
       for (const [listener, address] of [['read_write', pg.read_write_listen], ['read_only', pg.read_only_listen]] as const) {
-        await ctx.listen({ name: listener, address, maxConnections, onConnection: (socket) => serve(socket, listener), reject });
+        await ctx.listen({ name: listener, address, maxConnections, clientSpeaksFirst: true, onConnection: (socket) => serve(socket, listener), reject });
       }
     }
     ctx.provide(FIGURES_TOPIC, (): ProcessFigures => ({ pid: process.pid, sessions: sessions.size, pools: pools.stats(), transparent: Object.fromEntries(edge.transparentLoad) }));

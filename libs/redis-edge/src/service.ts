@@ -129,7 +129,7 @@ export const redisEdgeService: ServiceDefinition = {
     if (local.enabled) {
       const maxConnections = () => redis().max_connections;
       for (const [listener, address] of [['read_write', local.read_write_listen], ['read_only', local.read_only_listen]] as const) {
-        await ctx.listen({ name: listener, address, maxConnections, onConnection: (socket) => serve(socket, listener), reject });
+        await ctx.listen({ name: listener, address, maxConnections, clientSpeaksFirst: true, onConnection: (socket) => serve(socket, listener), reject });
       }
     } else ctx.readiness.set('listeners', 'ready', 'redis.enabled = false');
     ctx.provide('redis-edge', () => ({ pid: process.pid, sessions: sessions.size, backend_connections: links.linkCount, leases: Object.fromEntries(links.leaseCounts()) }));

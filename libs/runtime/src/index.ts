@@ -32,3 +32,6 @@ export { edgeAdmin, type EdgeAdmin } from './edge-admin/edge-admin';
 export { PauseGate, PauseHoldTimeout } from './edge-admin/pause-gate';
 export { LiveSessions, type AdminSession } from './edge-admin/live-sessions';
 export { SessionIds, sessionJson, poolJson, mergePools, poolSnapshotOf, type SessionSnapshot, type PoolSnapshot, type SessionSource, type WaitQuantiles } from './edge-admin/session-report';
+export { encodeProxyV2, encodeProxyV2Local, type ProxiedAddresses, type ProxyEndpoint } from './proxy-protocol/encode';
+export { ProxyHeaderDecoder, type ProxyHeader, type ProxyDecodeStep } from './proxy-protocol/decode';
+export { carryClientAddress, clientAddressesOf } from './proxy-protocol/client-address';

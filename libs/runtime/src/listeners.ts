@@ -4,6 +4,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger, MetricsRegistry } from '@dbproxy/observability';
 import { splitListen } from './admin-server';
+import type { InboundProxyGate } from './proxy-protocol/inbound-gate';
 import type { WorkerEndpoint } from './workers/worker-endpoint';
 import type { WorkerGroup } from './workers/worker-group';
 
@@ -17,6 +18,8 @@ export interface ListenerSpec {
   readonly address: string;
   /** This listener's admission limit (each listener counts its own connections); read per connection (it may change with an epoch). */
   readonly maxConnections: () => number;
+  /** The client sends first (PostgreSQL, Redis): an unlisted peer's PROXY header is caught before the edge reads it. */
+  readonly clientSpeaksFirst?: boolean;
   /** Serves an admitted connection. */
   onConnection(socket: Socket, listener: string): void;
   /** Refuses a connection in the protocol's own words (e.g. MySQL ERR 1040), then ends it. */
@@ -48,6 +51,8 @@ export class ServiceListeners {
     private readonly service: string,
     private readonly logger: Logger,
     private readonly metrics: MetricsRegistry,
+    /** Reads PROXY protocol headers ([proxy] proxy_protocol_from) before a connection is served. */
+    private readonly proxyGate?: InboundProxyGate,
   ) {}
 
   /** Primary of worker processes: admitted sockets go to `group`. */
@@ -74,8 +79,11 @@ export class ServiceListeners {
   }
 
   async listen(spec: ListenerSpec): Promise<BoundListener> {
+    const direct = (socket: Socket, listener: string) => spec.onConnection(socket, listener);
+    const serve = this.proxyGate ? this.proxyGate.wrap(direct, spec.clientSpeaksFirst === true) : direct;
+    this.proxyGate?.register(spec.name);
     if (this.endpoint) {
-      this.endpoint.handle(spec.name, (socket, listener) => spec.onConnection(socket, listener));
+      this.endpoint.handle(spec.name, serve);
       return { name: spec.name, address: spec.address };
     }
     const accepted = this.metrics.counter({ name: 'dbproxy_connections_accepted_total', help: 'Client connections admitted', labelNames: ['service', 'listener'] });
@@ -108,7 +116,7 @@ export class ServiceListeners {
         this.released(spec.name, 1);
         this.open.delete(socket);
       });
-      spec.onConnection(socket, spec.name);
+      serve(socket, spec.name);
     });
     const { host, port } = splitListen(spec.address);
     await new Promise<void>((resolve, reject) => {

@@ -7,6 +7,7 @@ import type { DbproxyConfig, DeepReadonly, Environment } from '@dbproxy/config';
 import type { Logger, MetricsRegistry } from '@dbproxy/observability';
 import type { ConfigFollower } from './config-follower';
 import { ServiceListeners } from './listeners';
+import { InboundProxyGate, proxyProtocolSettings } from './proxy-protocol/inbound-gate';
 import type { Readiness } from './readiness';
 import type { RunningService, ServiceContext, ServiceDefinition } from './service';
 import type { WorkerEndpoint } from './workers/worker-endpoint';
@@ -55,7 +56,9 @@ export class ServiceHost {
     readonly definition: ServiceDefinition,
     private readonly shared: HostShared,
   ) {
-    this.listeners = new ServiceListeners(definition.name, shared.logger.child({ component: definition.name }), shared.metrics);
+    const logger = shared.logger.child({ component: definition.name });
+    const proxyGate = new InboundProxyGate(definition.name, () => proxyProtocolSettings(shared.config.current().config), logger, shared.metrics);
+    this.listeners = new ServiceListeners(definition.name, logger, shared.metrics, proxyGate);
     if (shared.endpoint) this.listeners.receiveFrom(shared.endpoint);
   }
 

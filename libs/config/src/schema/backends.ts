@@ -29,6 +29,11 @@ export const mysqlBackend = z
     /** Account of topology's health checks (SELECT 1, @@read_only, SHOW SLAVE STATUS); overrides [mysql]'s; absent: the pool's. */
     monitor_username: z.string().optional(),
     monitor_password: z.string().optional(),
+    /**
+     * Open connections with a PROXY protocol v2 header (for MariaDB's proxy_protocol_networks):
+     * the client's addresses on a connection opened for one client session, LOCAL on pooled ones.
+     */
+    proxy_protocol: z.boolean().default(false),
   })
   .strict();
 
@@ -38,6 +43,10 @@ export const postgresBackend = z
     username: z.string().default('postgres'),
     password: z.string().default(''),
     database: z.string().default('postgres'),
+    /** Refused: PostgreSQL servers (15 included) do not read the PROXY protocol. */
+    proxy_protocol: z
+      .literal(false, { errorMap: () => ({ message: 'PostgreSQL servers do not read the PROXY protocol (PostgreSQL 15 has no support for it), so pg-edge cannot send one; remove the key' }) })
+      .optional(),
   })
   .strict();
 

@@ -1,4 +1,5 @@
 // [proxy], [bus] and [telemetry]: process-wide settings every service reads.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { busAuthKeys } from './bus';
 import { listenAddress, nonNegativeInt, positiveSeconds, positiveInt } from './common';
@@ -31,6 +32,14 @@ export const frontendTls = z
     message: 'cert_path and key_path are required unless mode = "disabled"',
   });
 
+/** `10.0.0.0/8`, `fd00::/8` or a single address: a network a PROXY protocol header is accepted from. */
+const proxyNetwork = z.string().refine((s) => {
+  const [ip = '', bits, extra] = s.split('/');
+  const family = isIP(ip);
+  if (family === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}, 'expected a network such as "10.0.0.0/8" or "fd00::/8", or one address');
+
 export const proxySection = z
   .object({
     instance_name: z.string().min(1).optional(),
@@ -41,6 +50,18 @@ export const proxySection = z
     client_write_timeout_seconds: positiveSeconds.default(60),
     admin: adminSection.default({}),
     tls: frontendTls.default({}),
+    /**
+     * Load balancers in front of the edges: a connection from these networks must open with a PROXY
+     * protocol header (v2; v1 with proxy_protocol_accept_v1) naming the client; one from elsewhere
+     * that sends a header is refused. Empty: no header is read.
+     */
+    proxy_protocol_from: z.array(proxyNetwork).default([]),
+    /** A listed peer that has not sent its whole header this long after connecting is disconnected. */
+    proxy_protocol_header_timeout_seconds: positiveSeconds.default(5),
+    /** Largest version 2 header (with its TLVs) accepted; 232 bytes hold any address block. */
+    proxy_protocol_max_header_bytes: positiveInt.min(232, 'must be at least 232 (the largest address block)').max(65551, 'must be at most 65551').default(1024),
+    /** Also accept the version 1 text header from the listed networks. */
+    proxy_protocol_accept_v1: z.boolean().default(false),
     /**
      * TEST ONLY: hostname -> IP answers that override DNS for backend addresses, DNS pins and
      * bgd-monitor's green lookups (the blue/green simulator cannot change real DNS). Leave empty.

@@ -36,6 +36,8 @@ export interface BackendEndpoint {
   readonly username: string;
   readonly password: string;
   readonly tls: BackendTls | null;
+  /** Bytes sent before anything else (a PROXY protocol header, see proxy-origin.ts); absent: none. */
+  readonly proxyHeader?: Buffer | null;
 }
 
 export interface SetupQuery {
@@ -133,6 +135,7 @@ function tcpConnect(endpoint: BackendEndpoint, signal: AbortSignal, reader: Byte
     socket.once('connect', () => {
       signal.removeEventListener('abort', onAbort);
       socket.removeAllListeners('error');
+      if (endpoint.proxyHeader) socket.write(endpoint.proxyHeader);
       resolve(socket);
     });
   });

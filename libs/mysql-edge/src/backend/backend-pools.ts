@@ -15,6 +15,8 @@ import { openBackend, type BackendEndpoint, type SetupQuery } from './backend-ha
 import { FORWARDABLE_MARIADB_CAPABILITIES, probeBackends, type BackendIdentities } from './backend-identity';
 import { MysqlEdgeErrors } from '../errors';
 import { COLLATIONS_QUERY, type CollationCatalog } from './collations';
+import { originPoolKey, proxyHeaderFor } from './proxy-origin';
+import type { ProxiedAddresses } from '@dbproxy/runtime';
 
 /**
  * Client capabilities that change the bytes of responses: each combination gets its own pools.
@@ -93,7 +95,7 @@ function tlsOptions(b: Backend): ConnectionOptions | null {
 
 /** Address, credentials, TLS and multi-statements: when these change, the backend's pools take a new factory. */
 function connectionKey(b: Backend, epoch: EdgeEpoch): string {
-  return JSON.stringify([b.address, b.username, b.password, b.tls, epoch.multiStatements]);
+  return JSON.stringify([b.address, b.username, b.password, b.tls, b.proxy_protocol, epoch.multiStatements]);
 }
 
 function backendCapabilities(profile: number, epoch: EdgeEpoch): number {
@@ -118,7 +120,12 @@ export function poolSizing(epoch: EdgeEpoch, b: Backend, processes: number): Poo
 
 export class BackendPools {
   private readonly pools = new Map<string, BackendPool<BackendConnection>>();
-  /** The same pools by profile, then backend: looked up per query without building a key. */
+  /** The client a per-client pool (a backend with proxy_protocol, see proxy-origin.ts) connects for. */
+  private readonly origins = new Map<BackendPool<BackendConnection>, ProxiedAddresses>();
+  /** Backends with proxy_protocol = true in the epoch `proxiedIn`. */
+  private proxied = new Set<string>();
+  private proxiedIn: EdgeEpoch | undefined;
+  /** The same pools by profile, then backend (or backend and client address): looked up per query without building a key for most backends. */
   private readonly byProfile = new Map<number, Map<string, BackendPool<BackendConnection>>>();
   private readonly keys = new Map<string, string>();
   private readonly resetCounts = new Map<string, ResetCounts>();
@@ -127,21 +134,51 @@ export class BackendPools {
 
   constructor(private readonly deps: PoolDeps) {}
 
-  /** The pool of `backend` for clients of capability `profile` (made on first use). */
-  pool(backend: string, profile: number): BackendPool<BackendConnection> | undefined {
+  /** The pool of `backend` for clients of capability `profile` (made on first use); `origin`: the client's addresses, for a backend with proxy_protocol. */
+  pool(backend: string, profile: number, origin?: ProxiedAddresses): BackendPool<BackendConnection> | undefined {
     let byBackend = this.byProfile.get(profile);
     if (byBackend === undefined) this.byProfile.set(profile, (byBackend = new Map()));
-    const pool = byBackend.get(backend);
+    const key = origin === undefined ? backend : originPoolKey(backend, this.proxiedNow().has(backend), origin);
+    const pool = byBackend.get(key);
     if (pool !== undefined && pool.isOpen) return pool;
     const epoch = this.deps.epoch();
     const config = epoch.backends.get(backend);
     if (!config) return undefined;
+    const forClient = key === backend ? undefined : origin;
+    if (forClient) this.pruneClientPools(backend);
     const sizing = poolSizing(epoch, config, this.deps.processes);
-    const made = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile, epoch), ...sizing, shared: this.boundOf(backend, sizing) });
-    this.pools.set(`${backend}/${profile.toString(16)}`, made);
-    byBackend.set(backend, made);
+    const made = new BackendPool<BackendConnection>({ backend, factory: this.factory(backend, profile, epoch, forClient), ...sizing, shared: this.boundOf(backend, sizing) });
+    this.pools.set(`${key}/${profile.toString(16)}`, made);
+    if (forClient) this.origins.set(made, forClient);
+    byBackend.set(key, made);
     this.keys.set(backend, connectionKey(config, epoch));
     return made;
+  }
+
+  private proxiedNow(): ReadonlySet<string> {
+    const epoch = this.deps.epoch();
+    if (this.proxiedIn !== epoch) {
+      this.proxiedIn = epoch;
+      this.proxied = new Set([...epoch.backends].filter(([, b]) => b.proxy_protocol).map(([name]) => name));
+    }
+    return this.proxied;
+  }
+
+  /** Per-client pools of `backend` left with no connection and no waiter are dropped (clients come and go). */
+  private pruneClientPools(backend: string): void {
+    for (const [key, pool] of this.pools) {
+      if (pool.backend !== backend || !this.origins.has(pool)) continue;
+      const stats = pool.stats();
+      if (stats.total > 0 || stats.waiters > 0 || stats.pendingCreates > 0) continue;
+      this.forget(key, pool);
+      void pool.drain({ deadlineMs: 0 });
+    }
+  }
+
+  private forget(key: string, pool: BackendPool<BackendConnection>): void {
+    this.pools.delete(key);
+    this.origins.delete(pool);
+    for (const byBackend of this.byProfile.values()) for (const [k, p] of byBackend) if (p === pool) byBackend.delete(k);
   }
 
   /** The backend's bound across profiles, made or resized to `sizing`'s max + reserved. */
@@ -154,17 +191,19 @@ export class BackendPools {
   }
 
   /** (in use + waiters) / capacity of the backend's pool for `profile`; 0 before it exists. */
-  pressure(backend: string, profile: number): number {
-    return this.byProfile.get(profile)?.get(backend)?.pressure() ?? 0;
+  pressure(backend: string, profile: number, origin?: ProxiedAddresses): number {
+    const key = origin === undefined ? backend : originPoolKey(backend, this.proxiedNow().has(backend), origin);
+    return this.byProfile.get(profile)?.get(key)?.pressure() ?? 0;
   }
 
   /** A new epoch: new sizes; new factories where the connection changed; removed backends drained. */
   configure(epoch: EdgeEpoch, removedDrainDeadlineMs: number): void {
     for (const [key, pool] of this.pools) {
       const config = epoch.backends.get(pool.backend);
-      if (!config) {
-        this.pools.delete(key);
-        for (const byBackend of this.byProfile.values()) if (byBackend.get(pool.backend) === pool) byBackend.delete(pool.backend);
+      const origin = this.origins.get(pool);
+      // a removed backend, or one that stopped reading the PROXY protocol (its per-client pools are no longer looked up)
+      if (!config || (origin && !config.proxy_protocol)) {
+        this.forget(key, pool);
         void pool.drain({ deadlineMs: removedDrainDeadlineMs });
         continue;
       }
@@ -172,7 +211,7 @@ export class BackendPools {
       this.boundOf(pool.backend, sizing); // the shared bound first: configure() dispatches against it
       pool.configure(sizing);
       const next = connectionKey(config, epoch);
-      if (this.keys.get(pool.backend) !== next) pool.replaceFactory(this.factory(pool.backend, Number.parseInt(key.slice(key.lastIndexOf('/') + 1), 16), epoch), 'connection-changed');
+      if (this.keys.get(pool.backend) !== next) pool.replaceFactory(this.factory(pool.backend, Number.parseInt(key.slice(key.lastIndexOf('/') + 1), 16), epoch, origin), 'connection-changed');
     }
     for (const [name, config] of epoch.backends) this.keys.set(name, connectionKey(config, epoch));
   }
@@ -218,17 +257,22 @@ export class BackendPools {
     return probeBackends(endpoints, open, this.deps.identities, timeoutMs);
   }
 
-  /** Where and as whom `backend`'s pools connect now (also the KILL connections of src/kill). */
-  endpoint(backend: string): BackendEndpoint {
+  /**
+   * Where and as whom `backend`'s pools connect now (also the KILL connections of src/kill). With
+   * `origin` (clientAddressesOf a client socket, @dbproxy/runtime) a backend with proxy_protocol is
+   * told the connection is that client's; without, it gets LOCAL. Connections opened for one session
+   * (passthrough) take their endpoint here with the session's origin.
+   */
+  endpoint(backend: string, origin?: ProxiedAddresses): BackendEndpoint {
     const config = this.deps.epoch().backends.get(backend);
     if (!config) throw new Error(`backend ${backend} is no longer configured`);
     // proxy.test_hosts: TEST ONLY name answers standing in for DNS (the blue/green simulator)
     const address = testHostAddress(this.deps.topology().backend(backend)?.connectAddress ?? config.address, this.deps.epoch().config.proxy.test_hosts);
     const tls = tlsOptions(config);
-    return { backend, ...splitAddress(address), username: config.username, password: config.password, tls: tls ? { options: tls } : null };
+    return { backend, ...splitAddress(address), username: config.username, password: config.password, tls: tls ? { options: tls } : null, proxyHeader: proxyHeaderFor(config, origin) };
   }
 
-  private factory(backend: string, profile: number, epoch: EdgeEpoch): ConnectionFactory<BackendConnection> {
+  private factory(backend: string, profile: number, epoch: EdgeEpoch, origin: ProxiedAddresses | undefined): ConnectionFactory<BackendConnection> {
     const capabilities = backendCapabilities(profile, epoch);
     const mariaDb = profileMariaDb(profile);
     let counts = this.resetCounts.get(backend);
@@ -240,7 +284,7 @@ export class BackendPools {
         const setup: SetupQuery[] = [];
         if (!this.deps.collations.loaded) setup.push({ sql: COLLATIONS_QUERY, rows: (rows) => this.deps.collations.load(rows) });
         try {
-          const opened = await openBackend(this.endpoint(backend), capabilities, setup, signal, mariaDb);
+          const opened = await openBackend(this.endpoint(backend, origin), capabilities, setup, signal, mariaDb);
           this.deps.identities.learn(backend, opened.handshake);
           if ((opened.mariaDbCapabilities & mariaDb) !== mariaDb) {
             opened.socket.destroy();

@@ -2,6 +2,7 @@
 // comes from @dbproxy/runtime's loadFrontendTls).
 import type { Socket } from 'node:net';
 import { TLSSocket, type SecureContext } from 'node:tls';
+import { carryClientAddress } from '@dbproxy/runtime';
 
 /**
  * Upgrades a client socket right after its SSLRequest. MySQL clients do not wait for an answer
@@ -11,5 +12,7 @@ import { TLSSocket, type SecureContext } from 'node:tls';
 export function upgradeToTls(socket: Socket, context: SecureContext, early: Buffer | undefined): TLSSocket {
   socket.pause();
   if (early && early.length > 0) socket.unshift(early);
-  return new TLSSocket(socket, { isServer: true, secureContext: context, requestCert: false });
+  const secure = new TLSSocket(socket, { isServer: true, secureContext: context, requestCert: false });
+  carryClientAddress(socket, secure);
+  return secure;
 }

@@ -5,6 +5,7 @@
 // an autocommit read may instead share a lent connection with other sessions' reads (pipelines.ts).
 import type { DbSpan } from '@dbproxy/observability';
 import type { Lease } from '@dbproxy/pool';
+import type { ProxiedAddresses } from '@dbproxy/runtime';
 import { ParkedLeases, type ConnectionPool, type ParkedHolder } from '../backend/parked-leases';
 import type { SharedLending } from '../backend/pipelines';
 import { Command, ServerStatus, hasFlag, type ErrPacket, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
@@ -32,6 +33,8 @@ export interface ExchangeOwner {
   readonly listener: string;
   readonly epoch: EdgeEpoch;
   readonly profile: number;
+  /** The client's addresses (a PROXY header's when the client came through a load balancer): a backend with proxy_protocol is told them. */
+  readonly origin?: ProxiedAddresses;
   readonly schema: string | null;
   readonly charsetKey: string;
   charsetStatement(): string;
@@ -101,7 +104,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** The pool of the clean connection kept between statements (see ParkedLeases); null when none. */
   private parkedPool: ConnectionPool | null = null;
   parkedAt = 0;
-  private readonly pressureOf = (backend: string): number => this.owner.edge.pools.pressure(backend, this.owner.profile);
+  private readonly pressureOf = (backend: string): number => this.owner.edge.pools.pressure(backend, this.owner.profile, this.owner.origin);
   private readonly timing: StatementTiming;
 
   constructor(private readonly owner: ExchangeOwner) {
@@ -143,7 +146,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       edge.metrics.fallbacks.inc({ reason: 'no_replica' });
     }
     this.role = backend.role === 'replica' ? 'replica' : 'primary';
-    const pool = edge.pools.pool(backend.name, owner.profile);
+    const pool = edge.pools.pool(backend.name, owner.profile, owner.origin);
     if (pool === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard, `backend "${backend.name}" is not in configuration epoch ${owner.epoch.epoch}`), -1);
     this.borrow(pool, plan);
   }

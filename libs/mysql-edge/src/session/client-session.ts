@@ -5,7 +5,7 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { DbSpan } from '@dbproxy/observability';
-import { adoptSocket, descriptorOf, PauseHoldTimeout, writeDirect } from '@dbproxy/runtime';
+import { adoptSocket, clientAddressesOf, descriptorOf, PauseHoldTimeout, writeDirect, type ProxiedAddresses } from '@dbproxy/runtime';
 import { Command, PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { SqlRoute } from '@dbproxy/sql';
 import { peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
@@ -111,6 +111,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** When the login succeeded (0 before): the operators' session lines are written from then on. */
   private openedAt = 0;
   private client = '';
+  /** The client's addresses (a PROXY protocol header's when it came through a load balancer): backends with proxy_protocol are told them. */
+  readonly origin: ProxiedAddresses;
 
   constructor(
     socket: Socket,
@@ -122,6 +124,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.connectionId = edge.kills.ids.allocate(killable(this));
     this.adminId = edge.sessionIds.allocate();
     this.clientAddress = `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`;
+    this.origin = clientAddressesOf(socket);
     this.framer = new PacketFramer({ maxPacketSize: this.epoch.limits.maxPacketBytes });
     const s = socket as SessionSocket;
     s[SESSION] = this;

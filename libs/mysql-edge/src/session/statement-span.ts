@@ -7,6 +7,7 @@ import { contextFromTraceparent, DbSpan, mysqlSystemOf, type DbOperation } from 
 import type { ErrPacket } from '@dbproxy/protocol-mysql';
 import type { Classification, SqlRoute } from '@dbproxy/sql';
 import type { Tracer } from '@opentelemetry/api';
+import type { ProxiedAddresses } from '@dbproxy/runtime';
 import type { BackendConnection } from '../backend/backend-connection';
 import type { EdgeEpoch } from '../epoch';
 
@@ -45,6 +46,8 @@ export interface StatementSession {
   readonly user: string;
   readonly listener: string;
   readonly schema: string | null;
+  /** The client's addresses (a PROXY protocol header's behind a load balancer). */
+  readonly origin?: ProxiedAddresses;
 }
 
 /** The SERVER span of one command; null when tracing is off or the trace is not sampled. */
@@ -65,6 +68,7 @@ export function startStatementSpan(tracer: Tracer | null, kind: string, route: S
   return span.describe(op, {
     'dbproxy.user': session.user,
     'dbproxy.listener': session.listener,
+    ...(session.origin ? { 'client.address': session.origin.source.address, 'client.port': session.origin.source.port } : {}),
     ...(route ? { 'dbproxy.statement_hash': route.fingerprint.hash } : {}),
   });
 }

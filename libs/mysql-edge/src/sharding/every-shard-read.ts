@@ -5,6 +5,7 @@
 // shard in shard order, one terminator, sequence ids renumbered. Only plain concatenable reads get
 // here (shard-target.ts refuses ORDER BY, LIMIT, GROUP BY, aggregates, DISTINCT...).
 import type { Lease } from '@dbproxy/pool';
+import type { ProxiedAddresses } from '@dbproxy/runtime';
 import { Capability, Command, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import { DbproxyError } from '@dbproxy/util';
 import { Mode, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';
@@ -31,6 +32,8 @@ export interface EveryShardOwner {
   readonly edge: EdgeContext;
   readonly epoch: EdgeEpoch;
   readonly profile: number;
+  /** The client's addresses, for backends with proxy_protocol (see backend/proxy-origin.ts). */
+  readonly origin?: ProxiedAddresses;
   readonly schema: string | null;
   readonly charsetKey: string;
   readonly listener: 'read_write' | 'read_only';
@@ -150,10 +153,10 @@ async function leaseFor(owner: EveryShardOwner, shard: string): Promise<Lease<Ba
   const edge = owner.edge;
   const role = owner.listener === 'read_write' && owner.readAfterWrite(shard) ? 'primary' : 'replica';
   const fallback = e.fallbackToPrimary && owner.listener === 'read_write';
-  const pressure = (backend: string): number => edge.pools.pressure(backend, owner.profile);
+  const pressure = (backend: string): number => edge.pools.pressure(backend, owner.profile, owner.origin);
   const backend = e.directory.choose(shard, role, fallback, pressure, edge.clock.now);
   if (backend === undefined) throw e.directory.unusable(shard, role, fallback, edge.clock.now);
-  const pool = edge.pools.pool(backend.name, owner.profile);
+  const pool = edge.pools.pool(backend.name, owner.profile, owner.origin);
   if (pool === undefined) throw MysqlEdgeErrors.noBackend(role, shard, `backend "${backend.name}" is not in configuration epoch ${e.epoch}`);
   edge.queries.count('all_shards', backend.role === 'replica' ? 'replica' : 'primary', backend.name);
   return pool.tryAcquire() ?? (await pool.acquire({ reserved: false }));

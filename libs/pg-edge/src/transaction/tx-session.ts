@@ -154,7 +154,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.adminId = edge.sessionIds.allocate();
     this.clientAddress = `${client.remoteAddress ?? ''}:${client.remotePort ?? 0}`;
     const pg = epoch.config.postgres;
-    this.spans = new UnitSpan(edge.tracer, { 'dbproxy.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard }, epoch.directory.databaseOf(shard));
+    this.spans = new UnitSpan(edge.tracer, { 'dbproxy.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard, 'client.address': client.remoteAddress ?? '' }, epoch.directory.databaseOf(shard));
     this.timing = new UnitTiming(edge.metrics.latency, listener);
     this.router = shared.router(epoch);
     this.sharded = ShardedUnits.of(epoch, this.router, user);

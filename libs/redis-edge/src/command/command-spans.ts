@@ -39,6 +39,8 @@ export class CommandSpans {
   constructor(
     private readonly tracer: Tracer,
     private readonly listener: string,
+    /** The client's address (a PROXY protocol header's behind a load balancer). */
+    private readonly clientAddress = '',
   ) {}
 
   /** Command `i` of `batch` is about to be dispatched; its first reply will be `nextSeq`. */
@@ -106,7 +108,7 @@ export class CommandSpans {
     if (this.described) return;
     this.described = true;
     const op: DbOperation = { system: 'redis', operation: this.operation, ...(namespace !== undefined ? { namespace } : {}) };
-    span.describe(op, { 'dbproxy.listener': this.listener });
+    span.describe(op, { 'dbproxy.listener': this.listener, 'client.address': this.clientAddress });
   }
 
   private finish(span: DbSpan, error: string | undefined): void {

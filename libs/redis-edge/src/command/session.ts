@@ -100,7 +100,7 @@ export class CommandSession implements ReplySink, Flushable {
     const s = edge.settings;
     this.adminId = edge.admin.ids.allocate();
     this.epoch = edge.admin.epoch();
-    this.spans = edge.tracing ? new CommandSpans(edge.tracer, listener) : undefined;
+    this.spans = edge.tracing ? new CommandSpans(edge.tracer, listener, accepted.remoteAddress ?? '') : undefined;
     this.scanner = new CommandScanner({ queryBufferLimit: s.queryBufferLimit, maxBulkLength: s.maxBulkBytes });
     // A client that half-closes after its last command still gets every reply, then the FIN;
     // a blocked or subscribed one has gone (as Redis sees it), so its blocks are cancelled.

@@ -15,6 +15,7 @@
 // both (net stops and restarts the handle of an `onread` socket).
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { TLSSocket } from 'node:tls';
+import { presentAs, proxiedAddressesOf } from '../proxy-protocol/client-address';
 
 export type BytesListener = (chunk: Buffer) => void;
 /** The bytes of one read are `buf[start, end)`, never rewritten afterwards. */
@@ -145,6 +146,8 @@ function adopt(socket: Socket, onread: OnReadOpts, deliverEarly: (chunk: Buffer)
   const handle = raw._handle;
   raw._handle = null;
   const adopted = new Socket({ handle, allowHalfOpen, onread } as SocketConstructorOpts);
+  const proxied = proxiedAddressesOf(socket);
+  if (proxied) presentAs(adopted, proxied);
   adopted.once('close', () => socket.destroy());
   if (early.length > 0) queueMicrotask(() => early.forEach(deliverEarly));
   return adopted;

@@ -17,3 +17,4 @@ export {
   type TestRuntimeOptions,
   type TopologyBackendView,
 } from './test-runtime';
+export { startProxyFront, type ProxyFront, type ProxyFrontOptions } from './proxy-protocol-front';
