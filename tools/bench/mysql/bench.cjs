@@ -13,6 +13,10 @@
 //   --point-select  iteration run: only oltp_point_select (8 and 32 threads) through haproxy and
 //              mysql-edge, no idle-memory measurement; prints the CPU per transaction (from /proc)
 //              of the proxy (user/system), sysbench and the MariaDB servers
+//   --direct   with --point-select: MariaDB directly too (its row has no proxy CPU)
+//   --threads 8,32  the sysbench thread counts (comma-separated)
+//   --json FILE  also write every cell (tps, p95 ms, proxy CPU µs/tx with --point-select) to FILE as JSON
+//              (tools/bench/defaults.cjs reads it)
 //   --edge-node-args  extra node options for the mysql-edge process (profiling); its pid is printed
 //   --pipeline-depth N  also a mysql-edge with [mysql] pipeline_depth = N and a pool of --pipeline-pool
 //              connections per backend (default 8): prints the share of statements pipelined
@@ -36,7 +40,7 @@ const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src
 const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt, checkOptions, onInterrupt } = require('../common.cjs');
 
 const SHARDED = args.includes('--sharded');
-if (!SHARDED) checkOptions(__filename, { values: ['duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only', 'defaults'] });
+if (!SHARDED) checkOptions(__filename, { values: ['json', 'threads', 'duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only', 'defaults', 'direct'] });
 const DEFAULTS = args.includes('--defaults');
 if (DEFAULTS && ['--workers', '--pipeline-depth', '--pipeline-pool'].some((o) => args.includes(o))) {
   console.error('--defaults runs the shipped defaults: it does not take --workers, --pipeline-depth or --pipeline-pool');
@@ -55,6 +59,8 @@ const MEMORY_ONLY = args.includes('--memory-only');
 const EDGE_NODE_ARGS = (opt('edge-node-args', '') ?? '').split(' ').filter(Boolean);
 const PIPELINE_DEPTH = Number(opt('pipeline-depth', '0'));
 const PIPELINE_POOL = Number(opt('pipeline-pool', '8'));
+const THREADS = opt('threads', '8,32').split(',').map(Number);
+const JSON_FILE = opt('json', undefined);
 const TABLES = 4;
 const TABLE_SIZE = 20000;
 
@@ -104,7 +110,7 @@ function mariadbPids(ports) {
 /** CPU seconds (user + system) of the proxy (with its worker processes), sysbench (this process's children) and the MariaDB servers. */
 function chainCpu(proxyPid, dbPids) {
   const total = (c) => c.user + c.system;
-  return { proxy: treeCpu(proxyPid), sysbench: total(cpuSeconds(process.pid, true)), mariadb: dbPids.reduce((sum, pid) => sum + total(cpuSeconds(pid)), 0) };
+  return { proxy: proxyPid ? treeCpu(proxyPid) : { user: NaN, system: NaN }, sysbench: total(cpuSeconds(process.pid, true)), mariadb: dbPids.reduce((sum, pid) => sum + total(cpuSeconds(pid)), 0) };
 }
 
 async function startHaproxy(dir, backendPort, port) {
@@ -148,6 +154,18 @@ async function idleMemory(edge) {
   child.stdin.end();
   await new Promise((r) => child.once('exit', r));
   return { before, after, perConnection: (after - before) / IDLE };
+}
+
+/** Every cell as { case, target, role, tps, p95Ms, cpuUsPerOp } for tools/bench/defaults.cjs. */
+function writeJson(file, rows, targets) {
+  const roleOf = (name) => (name === 'MariaDB' ? 'direct' : name === 'haproxy' ? 'peer' : 'edge');
+  const cells = rows.flatMap((row) =>
+    targets.map((t) => {
+      const r = row[t.name];
+      return { case: `${row.test} ${row.threads} threads`, target: t.name === 'MariaDB' ? 'MariaDB direct' : t.name, role: roleOf(t.name), tps: r.tps, p95Ms: r.p95, cpuUsPerOp: r.cpuUsPerOp ?? NaN, errors: r.errors };
+    }),
+  );
+  writeFileSync(file, JSON.stringify({ bench: 'mysql', unit: 'tx/s', seconds: DURATION, defaults: DEFAULTS, cells }, null, 2));
 }
 
 function metric(text, name, labels) {
@@ -228,13 +246,13 @@ async function main() {
       { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret', pid: edge.child.pid },
       ...(piped ? [{ name: pipedName, port: piped.port, user: 'bench', password: 'bench-secret', pid: piped.child.pid, admin: piped.admin }] : []),
     ];
-    const targets = POINT_SELECT ? proxied : [direct, ...proxied];
+    const targets = POINT_SELECT && !args.includes('--direct') ? proxied : [direct, ...proxied];
     const dbPids = POINT_SELECT ? mariadbPids([db.primary.port, db.replicas[0].port]) : [];
     if (!MEMORY_ONLY) for (const t of targets) sysbench('oltp_point_select', { ...t }, 8, 'run', ['--time=2']); // warm-up
     const rows = [];
     const tests = MEMORY_ONLY ? [] : POINT_SELECT ? ['oltp_point_select'] : ['oltp_point_select', 'oltp_read_only'];
     for (const test of tests) {
-      for (const threads of [8, 32]) {
+      for (const threads of THREADS) {
         const best = {};
         for (let round = 0; round < ROUNDS; round++) {
           for (const t of targets) {
@@ -249,6 +267,7 @@ async function main() {
             if (cpu) {
               const now = chainCpu(t.pid, dbPids);
               const per = (seconds) => fmt((seconds * 1e6) / (r.tps * DURATION), 1);
+              r.cpuUsPerOp = ((now.proxy.user - cpu.proxy.user + now.proxy.system - cpu.proxy.system) * 1e6) / (r.tps * DURATION);
               console.log(
                 `  ${t.name} ${threads} threads: ${fmt(r.tps)} tps; CPU µs per transaction: proxy ${per(now.proxy.user - cpu.proxy.user)} user + ${per(now.proxy.system - cpu.proxy.system)} system, ` +
                   `sysbench ${per(now.sysbench - cpu.sysbench)}, MariaDB ${per(now.mariadb - cpu.mariadb)}`,
@@ -257,12 +276,13 @@ async function main() {
             if (!best[t.name] || r.tps > best[t.name].tps) best[t.name] = r;
           }
         }
-        if (POINT_SELECT) best['MariaDB'] = { tps: NaN, p95: NaN, errors: NaN };
+        if (!best['MariaDB']) best['MariaDB'] = { tps: NaN, p95: NaN, errors: NaN };
         rows.push({ test, threads, ...best });
         const line = targets.map((t) => `${t.name} ${fmt(best[t.name].tps)} tps p95 ${fmt(best[t.name].p95, 2)} ms err ${best[t.name].errors}`).join(' | ');
         console.log(`${test} ${threads} threads: ${line}`);
       }
     }
+    if (JSON_FILE) writeJson(JSON_FILE, rows, targets);
     const pipedHead = piped ? ` ${pipedName} tps (p95 ms) | pipelined/haproxy |` : '';
     if (rows.length > 0) console.log(`\n| test | threads | MariaDB tps (p95 ms) | haproxy tps (p95 ms) | mysql-edge tps (p95 ms) | edge/haproxy | edge/direct | haproxy/direct |${pipedHead}`);
     if (rows.length > 0) console.log(`|---|---|---|---|---|---|---|---|${piped ? '---|---|' : ''}`);

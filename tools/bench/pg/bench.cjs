@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // PostgreSQL benchmark: pgbench -S and the default TPC-B-like script, simple and -M extended, 10 and
 // 50 clients, against PostgreSQL directly, through PgBouncer (transaction pooling) and through
-// pg-edge in transparent and transaction modes, in one run; prints TPS, latency and the ratios,
+// pg-edge in transparent and transaction modes, in one run; prints TPS, average and p95 latency (p95 from
+// pgbench's per-transaction log, -l) and the ratios,
 // then the resident memory per idle client connection of each proxy. Never run by `npm test`.
 //
 // Usage: node tools/bench/pg/bench.cjs [--duration 10] [--rounds 2] [--quick] [--soak] [--idle 1000]
@@ -21,18 +22,19 @@
 //   --defaults  every proxy with its shipped defaults: pg-edge's configuration names only listeners, the user and the
 //               backend (pool_max_per_backend, pipeline_depth, read_after_write_seconds, workers as shipped), PgBouncer
 //               without default_pool_size (its own default); not combined with --pipeline-depth, --pipeline-pool or --workers
+//   --json FILE  also write every cell (tps, p95 ms, proxy CPU µs/tx per target) to FILE as JSON (tools/bench/defaults.cjs reads it)
 //   --perf DIR  record each proxy run with `perf record -g` into DIR (EDGE_NODE_FLAGS=--perf-basic-prof names JS frames)
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
 'use strict';
 require('../sql/ts-register.cjs');
 const { spawn, execFileSync } = require('node:child_process');
-const { mkdtempSync, writeFileSync, chownSync, rmSync } = require('node:fs');
+const { mkdtempSync, writeFileSync, chownSync, rmSync, readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, machineTicks, idleShare, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['duration', 'idle', 'rounds', 'clients', 'protocols', 'pipeline-depth', 'pipeline-pool', 'workers', 'perf', 'strace'], flags: ['quick', 'select-only', 'no-direct', 'memory-only', 'soak', 'no-memory', 'defaults'] });
+checkOptions(__filename, { values: ['json', 'duration', 'idle', 'rounds', 'clients', 'protocols', 'pipeline-depth', 'pipeline-pool', 'workers', 'perf', 'strace'], flags: ['quick', 'select-only', 'no-direct', 'memory-only', 'soak', 'no-memory', 'defaults'] });
 const { startPostgres, startNats, freePort } = require('../../../libs/testing/src/index.ts');
 const { IdleClients } = require('./idle-clients.cjs');
 
@@ -75,6 +77,24 @@ function serverCpu() {
   return { pg, pgbench: total(cpuSeconds(process.pid, true)) };
 }
 
+/**
+ * The 95th percentile in ms of the transaction latencies pgbench logged (-l) into `logDir`: one file
+ * per thread, a line per transaction whose third field is its latency in µs ("failed" or "skipped"
+ * for those that did not complete).
+ */
+function p95FromLogs(logDir) {
+  const latencies = [];
+  for (const file of readdirSync(logDir)) {
+    for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) {
+      const us = Number(line.split(' ')[2]);
+      if (line && Number.isFinite(us)) latencies.push(us);
+    }
+  }
+  if (latencies.length === 0) return NaN;
+  latencies.sort((a, b) => a - b);
+  return latencies[Math.min(latencies.length - 1, Math.ceil(0.95 * latencies.length) - 1)] / 1000;
+}
+
 function pgbench(port, user, extra, env = {}, pid = undefined) {
   const cpuOf = (p) => (WORKERS > 1 ? { ...treeCpu(p), minorFaults: cpuSeconds(p).minorFaults } : cpuSeconds(p));
   const cpuBefore = pid ? cpuOf(pid) : { user: 0, system: 0 };
@@ -89,8 +109,10 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
     const tracer = spawn('strace', ['-c', '-f', '-p', String(pid), '-o', out], { stdio: 'ignore' });
     setTimeout(() => tracer.kill('SIGINT'), DURATION * 1000 - 500);
   }
+  const logDir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-pgbench-log-'));
   return new Promise((resolve) => {
-    const child = spawn('pgbench', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-n', '-j', '2', '-T', String(DURATION), ...extra, 'bench'], {
+    const log = ['-l', '--log-prefix', join(logDir, 'tx')];
+    const child = spawn('pgbench', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-n', '-j', '2', '-T', String(DURATION), ...log, ...extra, 'bench'], {
       env: { ...process.env, PGPASSWORD: PASSWORD, ...env },
     });
     let out = '';
@@ -99,6 +121,8 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
     child.on('close', () => {
       const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN);
       const latency = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? NaN);
+      const p95 = p95FromLogs(logDir);
+      rmSync(logDir, { recursive: true, force: true });
       const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
       const processed = Number(/actually processed: (\d+)/.exec(out)?.[1] ?? 0);
       // e.g. PgBouncer before 1.21 with -M prepared: a client whose statement is not on its server connection stops
@@ -109,7 +133,7 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
       const servers = serverCpu();
       const serverUs = (k) => (processed > 0 ? ((servers[k] - serversBefore[k]) * 1e6) / processed : NaN);
       const perTx = (k) => (pid && processed > 0 ? ((cpuAfter[k] - cpuBefore[k]) * 1e6) / processed : NaN);
-      resolve({ tps, latency, failed, aborted, processed, idle, pgUsPerTx: serverUs('pg'), pgbenchUsPerTx: serverUs('pgbench'), cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user'), faultsPerTx: pid && processed > 0 ? (cpuAfter.minorFaults - cpuBefore.minorFaults) / processed : NaN });
+      resolve({ tps, latency, p95, failed, aborted, processed, idle, pgUsPerTx: serverUs('pg'), pgbenchUsPerTx: serverUs('pgbench'), cpuUsPerTx: perTx('user') + perTx('system'), userUsPerTx: perTx('user'), faultsPerTx: pid && processed > 0 ? (cpuAfter.minorFaults - cpuBefore.minorFaults) / processed : NaN });
     });
   });
 }
@@ -235,7 +259,7 @@ async function main() {
               if (target.admin) r.pipelinedPerTx = ((await pipelinedUnits(target.admin)) - pipelinedBefore) / r.processed;
               const best = row.cells[target.name];
               if (!best || !(best.tps >= r.tps)) row.cells[target.name] = r;
-              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms, machine ${(100 * r.idle).toFixed(0)}% idle, CPU/tx PostgreSQL ${r.pgUsPerTx.toFixed(0)} µs, pgbench ${r.pgbenchUsPerTx.toFixed(0)} µs${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user, ${r.faultsPerTx.toFixed(2)} page faults)` : ''}${r.pipelinedPerTx !== undefined ? `, ${(100 * r.pipelinedPerTx).toFixed(0)}% of units pipelined` : ''}${r.failed ? `, ${r.failed} failed` : ''}${r.aborted ? `, ${r.aborted} clients aborted` : ''}\n`);
+              process.stdout.write(`  ${script} ${protocol} c=${clients} ${target.name}: ${r.tps.toFixed(0)} tps, ${r.latency} ms avg, p95 ${r.p95.toFixed(2)} ms, machine ${(100 * r.idle).toFixed(0)}% idle, CPU/tx PostgreSQL ${r.pgUsPerTx.toFixed(0)} µs, pgbench ${r.pgbenchUsPerTx.toFixed(0)} µs${Number.isFinite(r.cpuUsPerTx) ? `, ${r.cpuUsPerTx.toFixed(0)} µs proxy CPU/tx (${r.userUsPerTx.toFixed(0)} user, ${r.faultsPerTx.toFixed(2)} page faults)` : ''}${r.pipelinedPerTx !== undefined ? `, ${(100 * r.pipelinedPerTx).toFixed(0)}% of units pipelined` : ''}${r.failed ? `, ${r.failed} failed` : ''}${r.aborted ? `, ${r.aborted} clients aborted` : ''}\n`);
             }
           }
           results.push(row);
@@ -243,6 +267,7 @@ async function main() {
       }
     }
     if (results.length > 0) printTable(results, targets.map((t) => t.name));
+    if (opt('json', undefined)) writeJson(opt('json'), results);
     if (args.includes('--soak')) {
       const edge = targets.find((t) => t.name === 'pg-edge transaction');
       const savedDuration = DURATION;
@@ -280,6 +305,22 @@ async function pipelinedUnits(adminPort) {
   return total;
 }
 
+/** Every cell as { case, target, role, tps, p95Ms, cpuUsPerOp } for tools/bench/defaults.cjs. */
+function writeJson(file, results) {
+  const roleOf = (name) => (name === 'PostgreSQL direct' ? 'direct' : name.startsWith('PgBouncer') ? 'peer' : 'edge');
+  const cells = results.flatMap((row) =>
+    Object.entries(row.cells).map(([target, r]) => ({
+      case: `${row.script.startsWith('select-only') ? '-S' : 'TPC-B'} ${row.protocol} c=${row.clients}`,
+      target,
+      role: roleOf(target),
+      tps: r.tps,
+      p95Ms: r.p95,
+      cpuUsPerOp: r.cpuUsPerTx,
+    })),
+  );
+  writeFileSync(file, JSON.stringify({ bench: 'pg', unit: 'tx/s', seconds: DURATION, defaults: DEFAULTS, cells }, null, 2));
+}
+
 function printTable(results, names) {
   const direct = names.find((n) => n === 'PostgreSQL direct');
   const bouncer = 'PgBouncer (transaction)';
@@ -287,11 +328,11 @@ function printTable(results, names) {
   const proxies = names.filter((n) => n !== direct);
   const pools = DEFAULTS ? 'shipped defaults (PgBouncer default_pool_size 20, pg-edge pool_max_per_backend 32, pipeline_depth 1, read_after_write_seconds 2)' : `pool size ${POOL} (PgBouncer default_pool_size = pg-edge pool_max_per_backend)`;
   console.log(`\npgbench, ${DURATION} s per run, best of ${ROUNDS} interleaved rounds, scale 10, ${pools}\n`);
-  const header = ['script', 'protocol', 'clients', ...names.map((n) => `${n} tps (ms)`), ...edges.map((n) => `${n.replace('pg-edge ', '')} / PgBouncer`), ...(direct ? proxies.map((n) => `${n.replace('pg-edge ', '')} / direct`) : [])];
+  const header = ['script', 'protocol', 'clients', ...names.map((n) => `${n} tps (avg / p95 ms)`), ...edges.map((n) => `${n.replace('pg-edge ', '')} / PgBouncer`), ...(direct ? proxies.map((n) => `${n.replace('pg-edge ', '')} / direct`) : [])];
   console.log(`| ${header.join(' | ')} |`);
   console.log(`|${header.map(() => '---').join('|')}|`);
   for (const row of results) {
-    const cells = names.map((n) => `${row.cells[n].tps.toFixed(0)} (${row.cells[n].latency.toFixed(2)})`);
+    const cells = names.map((n) => `${row.cells[n].tps.toFixed(0)} (${row.cells[n].latency.toFixed(2)} / ${row.cells[n].p95.toFixed(2)})`);
     const vsBouncer = edges.map((n) => (row.cells[n].tps / row.cells[bouncer].tps).toFixed(2) + '×');
     const vsDirect = direct ? proxies.map((n) => (row.cells[n].tps / row.cells[direct].tps).toFixed(2) + '×') : [];
     console.log(`| ${[row.script, row.protocol, row.clients, ...cells, ...vsBouncer, ...vsDirect].join(' | ')} |`);

@@ -2,11 +2,16 @@
 // Redis benchmark: redis-benchmark GET and SET at -P 1 and -P 16 with 50 clients against Redis
 // directly, through twemproxy (nutcracker) and through redis-edge in connection mode and command
 // mode, in one run; then command mode against a direct 3-master Redis Cluster. Prints ops/s,
-// p50/p99 and the ratios. Never run by `npm test`.
+// p50/p95/p99, the proxy's CPU µs per operation and the ratios. Never run by `npm test`.
 //
 // Usage: node tools/bench/redis/bench.cjs [--requests 200000] [--rounds 3] [--workers N] [--quick] [--focus]
+//                                          [--defaults] [--pipelines 1,16] [--json FILE]
 // --focus: only twemproxy and command mode (one process) on standalone Redis, for iterating on the
 // command-mode data path; the full run is what figures are quoted from.
+// --defaults: only standalone Redis direct, twemproxy and redis-edge connection and command mode, each edge with
+// its shipped defaults (its configuration names only the mode and the backend); no worker-count edge, no cluster.
+// --pipelines 1,16: the -P values (comma-separated). --json FILE: also write every cell (ops/s, p95 ms, proxy
+// CPU µs/op) to FILE as JSON (tools/bench/defaults.cjs reads it).
 // Starts its own Redis servers (libs/testing, from dist/), installs nutcracker with apt-get when
 // missing, runs the proxy as `./bin/dbproxy start topology redis-edge` (build first: npm run build).
 // Every cell runs --rounds times with the targets interleaved and the best run is kept: a shared
@@ -18,16 +23,21 @@ const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['requests', 'rounds', 'workers'], flags: ['quick', 'focus'] });
+checkOptions(__filename, { values: ['requests', 'rounds', 'workers', 'pipelines', 'json'], flags: ['quick', 'focus', 'defaults'] });
 
 const { startRedis, startRedisCluster, startNats, freePort } = require(join(ROOT, 'dist', 'libs', 'testing', 'src', 'index.js'));
 
 const QUICK = args.includes('--quick');
 const FOCUS = args.includes('--focus');
+const DEFAULTS = args.includes('--defaults');
+if (DEFAULTS && (FOCUS || args.includes('--workers'))) {
+  console.error('--defaults runs the shipped defaults on standalone Redis: it does not take --focus or --workers');
+  process.exit(2);
+}
 const REQUESTS = Number(opt('requests', QUICK ? '50000' : '200000'));
 const ROUNDS = Number(opt('rounds', QUICK ? '1' : '3'));
 const CLIENTS = 50;
-const PIPELINES = [1, 16];
+const PIPELINES = opt('pipelines', '1,16').split(',').map(Number);
 const children = [];
 
 function run(command, argv, options = {}) {
@@ -92,7 +102,7 @@ function redisBenchmark(port, pipeline, cluster) {
       const rows = {};
       for (const line of output().split('\n')) {
         const cells = line.split(',').map((c) => c.replace(/"/g, ''));
-        if (cells.length >= 7 && (cells[0] === 'GET' || cells[0] === 'SET')) rows[cells[0]] = { rps: Number(cells[1]), p50: Number(cells[4]), p99: Number(cells[6]) };
+        if (cells.length >= 7 && (cells[0] === 'GET' || cells[0] === 'SET')) rows[cells[0]] = { rps: Number(cells[1]), p50: Number(cells[4]), p95: Number(cells[5]), p99: Number(cells[6]) };
       }
       if (!rows.GET || !rows.SET) console.log(output().split('\n').slice(-6).join('\n'));
       resolve(rows);
@@ -102,7 +112,7 @@ function redisBenchmark(port, pipeline, cluster) {
 
 function report(title, targets, results, baselines) {
   console.log(`\n${title}`);
-  console.log(`${'target'.padEnd(26)} ${pad('-P', 3)} ${pad('test', 4)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)}  ${baselines.map((b) => `vs ${b}`.padStart(14)).join(' ')}`);
+  console.log(`${'target'.padEnd(26)} ${pad('-P', 3)} ${pad('test', 4)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p95 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)}  ${baselines.map((b) => `vs ${b}`.padStart(14)).join(' ')}`);
   for (const P of PIPELINES) {
     for (const test of ['GET', 'SET']) {
       for (const t of targets) {
@@ -110,7 +120,7 @@ function report(title, targets, results, baselines) {
         if (!r) continue;
         const vs = baselines.map((b) => pad(ratio(r.rps, results[b][P][test]?.rps), 14)).join(' ');
         const cpu = Number.isFinite(r.cpu) ? r.cpu.toFixed(2) : '-';
-        console.log(`${t.name.padEnd(26)} ${pad(P, 3)} ${pad(test, 4)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)}  ${vs}`);
+        console.log(`${t.name.padEnd(26)} ${pad(P, 3)} ${pad(test, 4)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p95.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)}  ${vs}`);
       }
     }
   }
@@ -142,18 +152,49 @@ async function focused(twemproxy, commandMode) {
   console.log(`\nload average after: ${loadAverage()}`);
 }
 
+/** --defaults: standalone Redis direct, twemproxy and both redis-edge modes as shipped. */
+async function shippedDefaults(twemproxy, commandMode, connectionMode, redisPort) {
+  console.log(`redis-benchmark -c ${CLIENTS} -n ${REQUESTS} -r 100000, best of ${ROUNDS} interleaved round(s), --defaults; load average ${loadAverage()}`);
+  const targets = [
+    { name: 'redis direct', port: redisPort },
+    { name: 'twemproxy', ...twemproxy },
+    { name: 'redis-edge connection', ...connectionMode },
+    { name: 'redis-edge command', ...commandMode },
+  ];
+  const results = await measure(targets);
+  report('Standalone Redis, shipped defaults', targets, results, ['redis direct', 'twemproxy']);
+  if (opt('json', undefined)) writeJson(opt('json'), targets, results);
+  console.log(`\nload average after: ${loadAverage()}`);
+}
+
+/** Every cell as { case, target, role, tps, p95Ms, cpuUsPerOp } for tools/bench/defaults.cjs (cpu: over GET and SET together). */
+function writeJson(file, targets, results) {
+  const roleOf = (name) => (name.endsWith('direct') ? 'direct' : name === 'twemproxy' ? 'peer' : 'edge');
+  const cells = [];
+  for (const P of PIPELINES) {
+    for (const test of ['GET', 'SET']) {
+      for (const t of targets) {
+        const r = results[t.name][P][test];
+        if (r) cells.push({ case: `${test} -P ${P} c=${CLIENTS}`, target: t.name, role: roleOf(t.name), tps: r.rps, p95Ms: r.p95, cpuUsPerOp: r.cpu });
+      }
+    }
+  }
+  writeFileSync(file, JSON.stringify({ bench: 'redis', unit: 'ops/s', requests: REQUESTS, defaults: DEFAULTS, cells }, null, 2));
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'redis-bench-'));
   onInterrupt(() => rmSync(dir, { recursive: true, force: true }));
   const idle = { destroy: async () => {} };
-  const [single, cluster, nats] = FOCUS ? [await startRedis({ replicas: 0 }), idle, idle] : await Promise.all([startRedis({ replicas: 0 }), startRedisCluster({ masters: 3 }), startNats()]);
+  const [single, cluster, nats] = FOCUS || DEFAULTS ? [await startRedis({ replicas: 0 }), idle, idle] : await Promise.all([startRedis({ replicas: 0 }), startRedisCluster({ masters: 3 }), startNats()]);
   try {
-    if (!FOCUS) await cluster.waitForClusterOk();
+    if (!FOCUS && !DEFAULTS) await cluster.waitForClusterOk();
     const backend = `[[redis_backends]]\nname = "r1"\naddress = "127.0.0.1:${single.primary.port}"\nrole = "primary"\n`;
     const twemproxy = await startTwemproxy(dir, single.primary.port);
     const commandMode = await startEdge(dir, 'command', `mode = "command"\n${backend}`);
     if (FOCUS) return await focused(twemproxy, commandMode);
     const connectionMode = await startEdge(dir, 'connection', `mode = "connection"\n${backend}`);
+    if (DEFAULTS) return await shippedDefaults(twemproxy, commandMode, connectionMode, single.primary.port);
     // The edge's default: one worker process per CPU (workers run over NATS; the primary accepts and hands sockets over).
     const workers = Number(opt('workers', String(require('node:os').availableParallelism())));
     const commandWorkers = await startEdge(dir, 'command-workers', `mode = "command"\nworkers = ${workers}\n${backend}`, nats.url);
