@@ -44,6 +44,12 @@ async function backendThreads(user: string): Promise<number[]> {
   return rows.map((r) => Number(r['id']));
 }
 
+/** The server's own count of refused logins. */
+async function accessDenied(): Promise<number> {
+  const [[row]] = await root.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Access_denied_errors'");
+  return Number(row?.['Value']);
+}
+
 beforeAll(async () => {
   certs = await tmpDir('mysql-edge-passthrough-certs');
   await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(certs.path, 'key.pem'), '-out', join(certs.path, 'cert.pem'), '-subj', '/CN=localhost', '-days', '2']);
@@ -99,9 +105,12 @@ describe('mysql2', () => {
   });
 
   it("gets the server's 1045 for a wrong password and for an account that does not exist", async () => {
+    const denied = await accessDenied();
     await expect(edge.connect({ user: NATIVE.user, password: 'wrong' })).rejects.toMatchObject({ errno: 1045, message: expect.stringMatching(new RegExp(`Access denied for user '${NATIVE.user}'@'[^']+' \\(using password: YES\\)`)) });
     await expect(edge.connect({ user: 'pt_ghost', password: 'x' })).rejects.toMatchObject({ errno: 1045, message: expect.stringContaining("'pt_ghost'") });
     expect(await edge.metric('dbproxy_mysql_logins_total', { result: 'denied' })).toBeGreaterThanOrEqual(2);
+    // the server itself refused both
+    expect(await accessDenied()).toBe(denied + 2);
   });
 
   it("gets the server's 1049 for a database that does not exist, and 1044 for one it may not use", async () => {
