@@ -4,6 +4,8 @@
 // plugin: its real server-side exchange (fast auth from its digest cache, full auth with the RSA
 // public-key request) is what the passthrough edge relays. Needs `npm run build` (npm test builds first).
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { metricValue, startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
 import { freePort, startMariaDb, tmpDir, type TempDir } from '@dbproxy/testing';
@@ -14,6 +16,8 @@ jest.setTimeout(180_000);
 const run = promisify(execFile);
 
 const SHA2 = { user: 'pt_sha2', password: 'pt-sha2-secret' } as const;
+/** Logs in only over frontend TLS: its first login is a full authentication with the password in cleartext to the edge. */
+const SHA2_TLS = { user: 'pt_sha2_tls', password: 'pt-sha2-tls-secret' } as const;
 /** The passthrough edge's pool and monitor account on the caching_sha2 server (not the client's). */
 const POOL = { user: 'pt_pool', password: 'pt-pool-secret' } as const;
 
@@ -43,6 +47,9 @@ name = "${SHA2.user}"
 password = "${SHA2.password}"
 mysql_auth_plugin = "caching_sha2_password"
 [[users]]
+name = "${SHA2_TLS.user}"
+password = "${SHA2_TLS.password}"
+[[users]]
 name = "${POOL.user}"
 password = "${POOL.password}"
 mysql_auth_plugin = "mysql_native_password"
@@ -69,7 +76,9 @@ role = "primary"
     throw new Error(`${String(err)}\n${server.output()}`);
   });
   const backend = { name: 'sha2', host: '127.0.0.1', port: rw, role: 'primary' as const, extra: `username = "${POOL.user}"\npassword = "${POOL.password}"` };
-  edge = await startEdge([backend], `auth = "passthrough"\nmonitor_username = "${POOL.user}"\nmonitor_password = "${POOL.password}"`);
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir.path, 'key.pem'), '-out', join(dir.path, 'cert.pem'), '-subj', '/CN=localhost', '-days', '2']);
+  const tls = `[proxy.tls]\nmode = "optional"\ncert_path = "${join(dir.path, 'cert.pem')}"\nkey_path = "${join(dir.path, 'key.pem')}"`;
+  edge = await startEdge([backend], `auth = "passthrough"\nmonitor_username = "${POOL.user}"\nmonitor_password = "${POOL.password}"`, tls);
 });
 
 afterAll(async () => {
@@ -108,4 +117,16 @@ it("the mariadb CLI logs in with --skip-ssl (RSA exchange relayed); a wrong pass
   await expect(run('mariadb', args('wrong'), { timeout: 20_000 })).rejects.toMatchObject({ stderr: expect.stringMatching(new RegExp(`ERROR 1045 \\(28000\\).*Access denied for user '${SHA2.user}'`)) });
   await expect(edge.connect({ user: SHA2.user, password: 'wrong' })).rejects.toMatchObject({ errno: 1045 });
   expect(await serverMetric({ result: 'denied' })).toBe(denied + 2);
+});
+
+it('over frontend TLS to a server reached without it, sends the cleartext full-auth password RSA-encrypted with the server key', async () => {
+  const ok = await serverMetric({ result: 'ok', plugin: 'caching_sha2_password' });
+  const ssl = { ca: readFileSync(join(dir.path, 'cert.pem')), rejectUnauthorized: false };
+  // first login of this account: the server asks for full auth; mysql2 over TLS sends the password in cleartext
+  const c = await edge.connect({ ...SHA2_TLS, ssl });
+  const [[one]] = await c.query<RowDataPacket[]>('SELECT 1 + 1 AS n');
+  expect(one?.['n']).toBe(2);
+  await c.end();
+  expect(await serverMetric({ result: 'ok', plugin: 'caching_sha2_password' })).toBe(ok + 1);
+  await expect(edge.connect({ user: SHA2_TLS.user, password: 'wrong', ssl })).rejects.toMatchObject({ errno: 1045 });
 });

@@ -10,6 +10,8 @@
 // connection logged in as one user to another client.
 import type { Socket } from 'node:net';
 import {
+  CACHING_SHA2_PLUGIN,
+  CachingSha2Message,
   Capability,
   PacketFramer,
   PacketHeader,
@@ -19,6 +21,8 @@ import {
   encodeAuthData,
   encodeHandshakeResponse,
   encodeSslRequest,
+  encryptPasswordWithPublicKey,
+  scrambleFromPluginData,
   hasFlag,
   intersectFlags,
   type HandshakeResponse,
@@ -52,6 +56,8 @@ export interface PassthroughSettings {
   /** MariaDB extended capabilities the client's profile needs from the backend. */
   readonly mariaDbCapabilities: number;
   readonly connectTimeoutMs: number;
+  /** The client's link to the edge is TLS (its caching_sha2 full auth then sends the password in cleartext). */
+  readonly clientSecure: boolean;
   readonly collations: CollationCatalog;
   readonly connection: BackendConnectionOptions;
 }
@@ -73,6 +79,8 @@ export class PassthroughLogin {
   private socket: Socket | null = null;
   /** The account's plugin, as the server's AuthSwitchRequest named it. */
   private plugin = 'unknown';
+  /** The scramble of the server's AuthSwitchRequest (the RSA bridge XORs the password with it). */
+  private scramble: Buffer = Buffer.alloc(0);
   /** Sequence id of the edge's next packet to the client (an ERR should the relay fail). */
   nextClientSeq: number;
 
@@ -177,22 +185,56 @@ export class PassthroughLogin {
   }
 
   /** Relays the auth exchange until the server's OK (its bytes, renumbered, returned) or ERR. */
-  private async exchange(pump: HandshakePump, socket: Socket, shift: number): Promise<{ kind: 'ok'; bytes: Buffer } | Extract<PassthroughOutcome, { kind: 'refused' }>> {
+  private async exchange(pump: HandshakePump, socket: Socket, shifted: number): Promise<{ kind: 'ok'; bytes: Buffer } | Extract<PassthroughOutcome, { kind: 'refused' }>> {
+    let shift = shifted;
     for (;;) {
       const packet = await pump.next();
       const header = packet.payload[0];
       if (header === PacketHeader.Err) return this.refused(packet, shift);
       if (header === PacketHeader.Ok) return { kind: 'ok', bytes: this.toClient(packet, shift) };
       if (header !== PacketHeader.Eof && header !== PacketHeader.AuthMoreData) throw MysqlEdgeErrors.backendProtocol(this.settings.target.endpoint.backend, `authentication reply starts with 0x${(header ?? 0).toString(16)}`);
-      if (header === PacketHeader.Eof) this.plugin = switchPlugin(packet.payload);
+      if (header === PacketHeader.Eof) this.switchedTo(packet.payload);
       // caching_sha2_password's fast-auth success (0x01 0x03) is followed by the OK: no client reply
       const awaitsReply = !(header === PacketHeader.AuthMoreData && packet.payload.length === 2 && packet.payload[1] === FAST_AUTH_SUCCESS);
       this.host.send(this.toClient(packet, shift));
       if (!awaitsReply) continue;
       const reply = await this.client.next();
       this.nextClientSeq = (reply.sequenceId + 1) & 0xff;
-      socket.write(this.renumbered(reply, (reply.sequenceId - shift) & 0xff));
+      const backendSeq = (reply.sequenceId - shift) & 0xff;
+      if (this.bridgesFullAuth(packet)) shift = await this.rsaToBackend(pump, socket, reply, backendSeq);
+      else socket.write(this.renumbered(reply, backendSeq));
     }
+  }
+
+  private switchedTo(payload: Buffer): void {
+    const nul = payload.indexOf(0, 1);
+    this.plugin = payload.toString('latin1', 1, nul < 0 ? payload.length : nul);
+    this.scramble = nul < 0 ? Buffer.alloc(0) : Buffer.from(scrambleFromPluginData(payload.subarray(nul + 1)));
+  }
+
+  /**
+   * caching_sha2_password full auth with TLS to the client and none to the server: the client sends
+   * its password in cleartext (it may: its link is secure), which the server refuses on a link
+   * without TLS. The edge then does what a client does there: asks the server for its RSA key and
+   * sends the password encrypted with it (never stored, never logged).
+   */
+  private bridgesFullAuth(packet: MysqlPacket): boolean {
+    const p = packet.payload;
+    return this.settings.clientSecure && this.settings.target.endpoint.tls === null && this.plugin === CACHING_SHA2_PLUGIN && p.length === 2 && p[0] === PacketHeader.AuthMoreData && p[1] === CachingSha2Message.PerformFullAuthentication;
+  }
+
+  /** Sends the client's cleartext password RSA-encrypted (see bridgesFullAuth); returns the new sequence shift. */
+  private async rsaToBackend(pump: HandshakePump, socket: Socket, reply: MysqlPacket, backendSeq: number): Promise<number> {
+    const backend = this.settings.target.endpoint.backend;
+    const cleartext = reply.payload[reply.payload.length - 1] === 0 ? reply.payload.subarray(0, reply.payload.length - 1) : reply.payload;
+    encodeAuthData(this.w, backendSeq, Buffer.of(CachingSha2Message.RequestPublicKey));
+    socket.write(this.w.flush());
+    const key = await pump.next();
+    if (key.payload[0] !== PacketHeader.AuthMoreData) throw MysqlEdgeErrors.backendProtocol(backend, 'no RSA public key after the key request');
+    encodeAuthData(this.w, (key.sequenceId + 1) & 0xff, encryptPasswordWithPublicKey(cleartext.toString('utf8'), this.scramble, key.payload.subarray(1)));
+    socket.write(this.w.flush());
+    // the server's answer (sequence key + 2) is the answer to the client's reply
+    return reply.sequenceId + 1 - (key.sequenceId + 2);
   }
 
   private refused(packet: MysqlPacket, shift: number): Extract<PassthroughOutcome, { kind: 'refused' }> {
@@ -214,10 +256,4 @@ export class PassthroughLogin {
   }
 }
 
-const FAST_AUTH_SUCCESS = 0x03;
-
-/** The plugin an AuthSwitchRequest names (0xFE, NUL-terminated name, data). */
-function switchPlugin(payload: Buffer): string {
-  const nul = payload.indexOf(0, 1);
-  return payload.toString('latin1', 1, nul < 0 ? payload.length : nul);
-}
+const FAST_AUTH_SUCCESS = CachingSha2Message.FastAuthSuccess;

@@ -60,7 +60,7 @@ export function startPassthrough(s: PassthroughSession, hello: HandshakeResponse
   }
   let settings: PassthroughSettings;
   try {
-    settings = passthroughSettings(s.edge, s.epoch, shard, negotiated.profile);
+    settings = passthroughSettings(s.edge, s.epoch, shard, negotiated);
   } catch (err) {
     s.loginFailed(err, helloSeq + 1, 'unknown', { user: hello.username, reason: 'no usable primary' });
     return idle;
@@ -75,7 +75,7 @@ export function startPassthrough(s: PassthroughSession, hello: HandshakeResponse
   return login;
 }
 
-function passthroughSettings(edge: EdgeContext, epoch: EdgeEpoch, shard: string, profile: number): PassthroughSettings {
+function passthroughSettings(edge: EdgeContext, epoch: EdgeEpoch, shard: string, { profile, secure }: Negotiated): PassthroughSettings {
   const primary = epoch.directory.primary(shard);
   if (primary === undefined) throw epoch.directory.unusable(shard, 'primary', false, edge.clock.now);
   // the pool account is not used: the client's own user logs in
@@ -86,6 +86,7 @@ function passthroughSettings(edge: EdgeContext, epoch: EdgeEpoch, shard: string,
     backendCapabilities: backendCapabilities(profile, epoch),
     mariaDbCapabilities: profileMariaDb(profile),
     connectTimeoutMs: mysql.connect_timeout_seconds * 1000,
+    clientSecure: secure,
     collations: edge.collations,
     connection: { backend: primary.name, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: edge.backendStates, logger: edge.logger },
   };
