@@ -15,6 +15,8 @@ jest.setTimeout(120_000);
 const run = promisify(execFile);
 
 const NATIVE = { user: 'pt_native', password: 'pt-native-secret' } as const;
+/** An account of a plugin the edge knows nothing of (MariaDB's ed25519): the relay does not depend on it. */
+const ED25519 = { user: 'pt_ed25519', password: 'pt-ed25519-secret' } as const;
 const DB = 'pt_db';
 
 let db: Awaited<ReturnType<typeof startMariaDb>>;
@@ -59,6 +61,8 @@ beforeAll(async () => {
   await root.query(`CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v VARCHAR(20))`);
   await root.query(`CREATE USER '${NATIVE.user}'@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('${NATIVE.password}')`);
   await root.query(`GRANT ALL ON ${DB}.* TO '${NATIVE.user}'@'%'`);
+  await root.query("INSTALL SONAME 'auth_ed25519'");
+  await root.query(`CREATE USER '${ED25519.user}'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('${ED25519.password}')`);
   const backends = [{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' as const }];
   const tls = `[proxy.tls]\nmode = "optional"\ncert_path = "${join(certs.path, 'cert.pem')}"\nkey_path = "${join(certs.path, 'key.pem')}"`;
   edge = await startEdge(backends, 'auth = "passthrough"', tls);
@@ -145,6 +149,11 @@ describe('mariadb CLI', () => {
   it('logs in with --skip-ssl and over TLS, as the server account', async () => {
     expect(await cli(edge.rwPort, NATIVE.user, NATIVE.password, `SELECT CURRENT_USER(); SELECT v FROM ${DB}.t WHERE id = 1`)).toBe(`${NATIVE.user}@%\none`);
     expect(await cli(edge.rwPort, NATIVE.user, NATIVE.password, 'status', ['--ssl'])).toMatch(/SSL:\s+Cipher in use is \S+/);
+  });
+
+  it('logs in as an ed25519 account (the server names the plugin in its AuthSwitchRequest, the edge relays it)', async () => {
+    expect(await cli(edge.rwPort, ED25519.user, ED25519.password, 'SELECT CURRENT_USER()')).toBe(`${ED25519.user}@%`);
+    expect(await cliError(edge.rwPort, ED25519.user, 'wrong')).toMatch(/ERROR 1045 \(28000\)/);
   });
 
   it("gets the server's 1045 for a wrong password or an unknown user, 1290 on the read-only listener", async () => {
