@@ -65,7 +65,7 @@ beforeAll(async () => {
   await root.query(`CREATE USER '${ED25519.user}'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('${ED25519.password}')`);
   const backends = [{ name: 'primary', host: db.primary.host, port: db.primary.port, role: 'primary' as const }];
   const tls = `[proxy.tls]\nmode = "optional"\ncert_path = "${join(certs.path, 'cert.pem')}"\nkey_path = "${join(certs.path, 'key.pem')}"`;
-  edge = await startEdge(backends, 'auth = "passthrough"', tls);
+  edge = await startEdge(backends, 'auth = "passthrough"\nmax_packet_bytes = 1048576', tls);
 });
 
 afterAll(async () => {
@@ -131,6 +131,12 @@ describe('mysql2', () => {
     const [[after]] = await c.query<RowDataPacket[]>('SELECT @gone AS g, CONNECTION_ID() AS id, CURRENT_USER() AS u');
     expect(after).toMatchObject({ g: null, id: before?.['id'], u: `${NATIVE.user}@%` });
     await expect(c.changeUser({ user: 'root', password: '' })).rejects.toMatchObject({ errno: 1235 });
+    c.destroy();
+  });
+
+  it('the edge still applies its limits: a command over max_packet_bytes gets 1153', async () => {
+    const c = await edge.connect({ ...NATIVE, database: DB });
+    await expect(c.query(`SELECT '${'x'.repeat(1_100_000)}' AS big`)).rejects.toMatchObject({ errno: 1153 });
     c.destroy();
   });
 
