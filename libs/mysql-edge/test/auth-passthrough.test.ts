@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startMariaDb, tmpDir, waitFor, type TempDir } from '@dbproxy/testing';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { Command, ServerStatus, hasFlag } from '@dbproxy/protocol-mysql';
 import { startEdge, type EdgeHarness } from './harness';
+import { RawClient } from './raw-client';
 
 jest.setTimeout(120_000);
 const run = promisify(execFile);
@@ -132,6 +134,17 @@ describe('mysql2', () => {
     expect(after).toMatchObject({ g: null, id: before?.['id'], u: `${NATIVE.user}@%` });
     await expect(c.changeUser({ user: 'root', password: '' })).rejects.toMatchObject({ errno: 1235 });
     c.destroy();
+  });
+
+  it("the edge's own replies carry the server's transaction state (COM_PING inside and after a transaction)", async () => {
+    const raw = await RawClient.login(edge.rwPort, NATIVE.user, NATIVE.password, DB);
+    const ping = async () => (await raw.command(Buffer.of(Command.Ping))).summary.statusFlags;
+    expect(hasFlag(await ping(), ServerStatus.InTrans)).toBe(false);
+    await raw.query('BEGIN');
+    expect(hasFlag(await ping(), ServerStatus.InTrans)).toBe(true);
+    await raw.query('COMMIT');
+    expect(hasFlag(await ping(), ServerStatus.InTrans)).toBe(false);
+    raw.end();
   });
 
   it('the edge still applies its limits: a command over max_packet_bytes gets 1153', async () => {

@@ -114,6 +114,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     return this.conn;
   }
 
+  /** The server said a transaction is open after the last statement (what a passthrough pin does not say). */
+  get transactionOpen(): boolean {
+    return this.inTransaction;
+  }
+
   get busy(): boolean {
     return this.packet !== null;
   }

@@ -167,7 +167,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** Inside a transaction: a pause lets its statements run. */
   inTransaction(): boolean {
     const pin = this.ex?.pin ?? null;
-    return this.pendingBegin !== null || (pin !== null && TRANSACTIONAL.has(pin));
+    return this.pendingBegin !== null || (pin !== null && TRANSACTIONAL.has(pin)) || (pin === 'passthrough' && this.ex?.transactionOpen === true);
   }
 
   /** The epoch for the next command: the newest, unless a pin holds the one it started on. */
@@ -415,7 +415,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
 
   status(): number {
     const pin = this.ex?.pin ?? null;
-    return sessionStatus(this.autocommit, this.pendingBegin !== null || (pin !== null && pin !== 'session_state' && pin !== 'cursor' && pin !== 'passthrough'));
+    const open = pin === 'passthrough' ? this.ex?.transactionOpen === true : pin !== null && pin !== 'session_state' && pin !== 'cursor';
+    return sessionStatus(this.autocommit, this.pendingBegin !== null || open);
   }
 
   /** A command refused by the edge: ERR, the session stays. */
