@@ -119,6 +119,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.workers': MYSQL_SERVICE,
   'mysql.server_version': 'libs/mysql-edge/src/edge.ts',
   'mysql.local_infile': 'libs/mysql-edge/src/frontend/login-settings.ts',
+  'mysql.auth': 'libs/mysql-edge/src/passthrough/passthrough-session.ts',
   'mysql.monitor_username': TARGETS,
   'mysql.monitor_password': TARGETS,
   'mysql.connect_timeout_seconds': MYSQL_POOLS,

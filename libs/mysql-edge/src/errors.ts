@@ -7,6 +7,8 @@ export const MysqlEdgeErrors = {
   accessDenied: createError<[string, string, string]>('DBP_ERR_MYSQLEDGE_ACCESS_DENIED', "Access denied for user '%s'@'%s' (using password: %s)"),
   tlsRequired: createError('DBP_ERR_MYSQLEDGE_TLS_REQUIRED', 'Connections using insecure transport are prohibited (proxy.tls.mode = "required")'),
   handshake: createError<[string]>('DBP_ERR_MYSQLEDGE_HANDSHAKE', 'Bad handshake: %s'),
+  passthroughClient: createError('DBP_ERR_MYSQLEDGE_PASSTHROUGH_CLIENT', 'Client does not support authentication protocol requested by server (mysql.auth = "passthrough" needs CLIENT_PLUGIN_AUTH); consider upgrading the client'),
+  passthroughChangeUser: createError('DBP_ERR_MYSQLEDGE_PASSTHROUGH_CHANGE_USER', 'COM_CHANGE_USER is not supported with mysql.auth = "passthrough" (the backend checks passwords against its own scramble): reconnect as the other user'),
   loginTimeout: createError<[number]>('DBP_ERR_MYSQLEDGE_LOGIN_TIMEOUT', 'login did not complete within %d s'),
   tooManyConnections: createError<[number]>('DBP_ERR_MYSQLEDGE_TOO_MANY_CONNECTIONS', 'Too many connections (mysql.max_connections = %d)'),
   shuttingDown: createError('DBP_ERR_MYSQLEDGE_SHUTTING_DOWN', 'Server shutdown in progress'),
@@ -98,6 +100,8 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_ACCESS_DENIED: [1045, '28000'], // ER_ACCESS_DENIED_ERROR
   DBP_ERR_MYSQLEDGE_TLS_REQUIRED: [3159, 'HY000'], // ER_SECURE_TRANSPORT_REQUIRED
   DBP_ERR_MYSQLEDGE_HANDSHAKE: [1043, '08S01'], // ER_HANDSHAKE_ERROR
+  DBP_ERR_MYSQLEDGE_PASSTHROUGH_CLIENT: [1251, '08004'], // ER_NOT_SUPPORTED_AUTH_MODE
+  DBP_ERR_MYSQLEDGE_PASSTHROUGH_CHANGE_USER: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_LOGIN_TIMEOUT: [1043, '08S01'], // ER_HANDSHAKE_ERROR
   DBP_ERR_MYSQLEDGE_TOO_MANY_CONNECTIONS: [1040, '08004'], // ER_CON_COUNT_ERROR
   DBP_ERR_MYSQLEDGE_SHUTTING_DOWN: [1053, '08S01'], // ER_SERVER_SHUTDOWN

@@ -35,6 +35,8 @@ export interface BackendsReport {
 export interface EdgeHarness extends TestRuntime, BackendsView<BackendReport, BackendsReport> {
   readonly rwPort: number;
   readonly roPort: number;
+  /** The whole dbproxy.toml the runtime started with. */
+  readonly config: string;
   connect(options?: Partial<ConnectionOptions> & { port?: number }): Promise<Connection>;
 }
 
@@ -96,6 +98,7 @@ export async function startEdge(
     ...backendsView<BackendReport, BackendsReport>(`${test.admin}/mysql/backends`),
     rwPort,
     roPort,
+    config,
     connect: (options = {}) => createConnection({ host: '127.0.0.1', port: rwPort, ...APP_USER, ...options }),
   };
 }

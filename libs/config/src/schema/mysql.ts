@@ -94,6 +94,11 @@ export const mysqlSection = z
     multi_statements: z.enum(['reject', 'primary']).default('reject'),
     /** Offer CLIENT_LOCAL_FILES to clients (and ask backends for it for those that take it): LOAD DATA LOCAL INFILE is relayed. */
     local_infile: z.boolean().default(false),
+    /**
+     * Who checks a client's password: "proxy" ([[users]]) or "passthrough" (the shard primary does,
+     * through a dedicated connection the session is pinned to; the proxy holds no password).
+     */
+    auth: z.enum(['proxy', 'passthrough']).default('proxy'),
     max_packet_bytes: positiveInt.default(67108864),
     max_result_bytes: positiveInt.default(268435456),
     max_prepared_statements: positiveInt.default(1024),

@@ -59,7 +59,7 @@ export interface OpenedBackend {
 }
 
 /** Reads packets off a socket during the handshake, one awaited at a time. */
-class HandshakePump {
+export class HandshakePump {
   private readonly queue: MysqlPacket[] = [];
   private waiting: { resolve: (p: MysqlPacket) => void; reject: (e: Error) => void } | null = null;
   private failure: Error | null = null;
@@ -119,7 +119,7 @@ class HandshakePump {
 }
 
 /** `reader`: read without the stream layer (plain TCP only; TLS wraps the socket as a stream). */
-function tcpConnect(endpoint: BackendEndpoint, signal: AbortSignal, reader: ByteReader | null): Promise<Socket> {
+export function tcpConnect(endpoint: BackendEndpoint, signal: AbortSignal, reader: ByteReader | null): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const options = { host: endpoint.host, port: endpoint.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 30_000 };
     const socket = netConnect(reader ? { ...options, onread: reader.onread } : options);
@@ -141,7 +141,7 @@ function tcpConnect(endpoint: BackendEndpoint, signal: AbortSignal, reader: Byte
   });
 }
 
-function upgradeTls(socket: Socket, endpoint: BackendEndpoint, tls: BackendTls): Promise<Socket> {
+export function upgradeTls(socket: Socket, endpoint: BackendEndpoint, tls: BackendTls): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const secure = tlsConnect({ ...tls.options, socket, servername: tls.options.servername ?? endpoint.host });
     secure.once('secureConnect', () => {
@@ -211,7 +211,7 @@ async function authenticate(pump: HandshakePump, socket: Socket, auth: ClientAut
   }
 }
 
-async function runSetupQuery(pump: HandshakePump, socket: Socket, w: PacketWriter, capabilities: number, query: SetupQuery, backend: string): Promise<void> {
+export async function runSetupQuery(pump: HandshakePump, socket: Socket, w: PacketWriter, capabilities: number, query: SetupQuery, backend: string): Promise<void> {
   encodeQuery(w, query.sql, capabilities);
   socket.write(w.flush());
   const tracker = new ResponseTracker({ capabilities });

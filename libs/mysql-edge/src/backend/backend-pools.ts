@@ -34,7 +34,7 @@ export function clientProfile(capabilities: number, mariaDbCapabilities: number)
 }
 
 /** The MariaDB extended capabilities a profile's backend connections must negotiate. */
-function profileMariaDb(profile: number): number {
+export function profileMariaDb(profile: number): number {
   return profile >= PROFILE_EXTENDED_METADATA ? MariaDbCapability.ExtendedMetadata : 0;
 }
 
@@ -98,7 +98,7 @@ function connectionKey(b: Backend, epoch: EdgeEpoch): string {
   return JSON.stringify([b.address, b.username, b.password, b.tls, b.proxy_protocol, epoch.multiStatements]);
 }
 
-function backendCapabilities(profile: number, epoch: EdgeEpoch): number {
+export function backendCapabilities(profile: number, epoch: EdgeEpoch): number {
   return (BACKEND_BASE_CAPABILITIES | (profile % PROFILE_EXTENDED_METADATA) | (epoch.multiStatements === 'primary' ? Capability.MultiStatements : 0)) >>> 0;
 }
 

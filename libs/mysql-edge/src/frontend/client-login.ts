@@ -1,6 +1,7 @@
 // Login of one client: the greeting (handshake v10), an optional SSLRequest and TLS upgrade, then
 // authentication of a [[users]] account with caching_sha2_password (fast auth from a digest
-// cache, full auth over TLS or with the RSA key exchange) or mysql_native_password.
+// cache, full auth over TLS or with the RSA key exchange) or mysql_native_password; or, with
+// [mysql] auth = "passthrough", the HandshakeResponse handed to the backend relay (src/passthrough).
 import { randomBytes, type KeyLike } from 'node:crypto';
 import {
   CACHING_SHA2_PLUGIN,
@@ -27,6 +28,7 @@ import { BACKEND_COLLATION } from '../backend/collations';
 import { clientProfile } from '../backend/backend-pools';
 import type { Logger } from '@dbproxy/observability';
 import type { FrontendTls } from '@dbproxy/runtime';
+import type { Negotiated, PassthroughRelay } from '../passthrough/passthrough-session';
 
 /** What the edge offers clients: MySQL-style (CLIENT_MYSQL set), no compression, no query attributes; LOCAL INFILE only with mysql.local_infile. */
 export const FRONTEND_CAPABILITIES = DEFAULT_SERVER_CAPABILITIES;
@@ -66,6 +68,11 @@ export interface LoginResult {
 export interface LoginHost {
   send(bytes: Buffer): void;
   loginDone(result: LoginResult, seq: number): void;
+  /**
+   * [mysql] auth = "passthrough": the host relays this login to a backend (src/passthrough) and
+   * returns where the client's next auth packets go; null: the edge authenticates [[users]] itself.
+   */
+  passthrough(hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated): PassthroughRelay | null;
   /** `refusal` is for the operators' log line (the reason the client is not told); never the password. */
   loginFailed(err: unknown, seq: number, plugin: string, refusal: { readonly user: string; readonly reason: string }): void;
 }
@@ -77,7 +84,7 @@ export function newScramble(): Buffer {
   return bytes;
 }
 
-type Phase = 'hello' | 'auth' | 'done';
+type Phase = 'hello' | 'auth' | 'relay' | 'done';
 
 export class ClientLogin {
   readonly scramble = newScramble();
@@ -86,6 +93,7 @@ export class ClientLogin {
   /** Set by an SSLRequest: the session upgrades its socket, then calls secured(). */
   wantsTls = false;
   private exchange: ServerAuthExchange | null = null;
+  private relay: PassthroughRelay | null = null;
   private response: HandshakeResponse | null = null;
   private readonly writer = new PacketWriter(128);
 
@@ -119,7 +127,8 @@ export class ClientLogin {
   onPacket(packet: MysqlPacket): boolean {
     try {
       if (this.phase === 'hello') return this.onHello(packet);
-      if (this.phase === 'auth') this.answer((this.exchange as ServerAuthExchange).next(packet.payload), packet.sequenceId + 1);
+      if (this.phase === 'relay') (this.relay as PassthroughRelay).clientPacket(packet);
+      else if (this.phase === 'auth') this.answer((this.exchange as ServerAuthExchange).next(packet.payload), packet.sequenceId + 1);
     } catch (err) {
       // a codec error says what is wrong with the login; any other exception is the host's to log (its text never reaches the client)
       this.fail(err instanceof DbproxyError && !err.code.startsWith('DBP_ERR_MYSQLEDGE_') ? MysqlEdgeErrors.handshake(err.message) : err, packet.sequenceId + 1);
@@ -146,6 +155,12 @@ export class ClientLogin {
       return true;
     }
     this.response = hello;
+    const relay = this.host.passthrough(hello, packet.sequenceId, this.negotiated(hello));
+    if (relay !== null) {
+      this.relay = relay;
+      this.phase = 'relay';
+      return true;
+    }
     const account = this.settings.accounts.get(hello.username) ?? null;
     this.exchange = new ServerAuthExchange({
       scramble: this.scramble,
@@ -176,9 +191,15 @@ export class ClientLogin {
     }
   }
 
+  /** Capabilities in force (the client's ∩ ours) and the backend pool profile they make. */
+  private negotiated(response: HandshakeResponse): Negotiated {
+    const capabilities = (response.capabilities & this.capabilities) >>> 0;
+    return { capabilities, profile: clientProfile(capabilities, response.mariaDbCapabilities & this.settings.mariaDbCapabilities), secure: this.secure };
+  }
+
   private accept(fastAuthSuccess: boolean, seq: number): void {
     const response = this.response as HandshakeResponse;
-    const capabilities = (response.capabilities & this.capabilities) >>> 0;
+    const { capabilities, profile } = this.negotiated(response);
     const w = this.writer;
     let next = seq;
     if (fastAuthSuccess) next = encodeAuthMoreData(w, next, Buffer.of(CachingSha2Message.FastAuthSuccess));
@@ -191,7 +212,7 @@ export class ClientLogin {
         user: response.username,
         database: response.database === '' ? null : response.database,
         capabilities,
-        profile: clientProfile(capabilities, response.mariaDbCapabilities & this.settings.mariaDbCapabilities),
+        profile,
         collation: response.characterSet,
         plugin: account?.plugin ?? CACHING_SHA2_PLUGIN,
         secure: this.secure,

@@ -106,6 +106,8 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   parkedAt = 0;
   private readonly pressureOf = (backend: string): number => this.owner.edge.pools.pressure(backend, this.owner.profile, this.owner.origin);
   private readonly timing: StatementTiming;
+  /** The connection is the session's own (auth passthrough): never pooled, closed with the session. */
+  private dedicated = false;
 
   constructor(private readonly owner: ExchangeOwner) {
     this.timing = new StatementTiming(owner.edge.metrics.latency, owner.listener);
@@ -113,6 +115,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   get connection(): BackendConnection | null {
     return this.conn;
+  }
+
+  /** The server said a transaction is open after the last statement (what a passthrough pin does not say). */
+  get transactionOpen(): boolean {
+    return this.inTransaction;
   }
 
   get busy(): boolean {
@@ -429,14 +436,35 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   }
 
   /**
+   * A passthrough session's connection, logged in as its client (src/passthrough): pinned for the
+   * session's life (no pool can log a connection in again without the password), closed with it.
+   */
+  adoptDedicated(conn: BackendConnection, shard: string): void {
+    this.conn = conn;
+    this.dedicated = true;
+    this.pin = 'passthrough';
+    this.pinShard = this.shard = shard;
+    conn.attach(this, 'passthrough');
+    this.owner.edge.metrics.pins.inc({ cause: 'passthrough' });
+  }
+
+  /**
    * Gives up the connection the session holds between statements, pinned or parked (transaction
    * ended, COM_RESET_CONNECTION, COM_CHANGE_USER): it goes back to its pool, reset there when it
    * holds anything of this session's.
    */
   unpin(): void {
+    if (this.dedicated && this.pin === 'passthrough') return this.resetDedicated();
     this.pin = null;
     this.pinnedEpoch = null;
     if (this.packet === null) this.release(true, 'unpinned');
+  }
+
+  /** COM_RESET_CONNECTION of a passthrough session: its own connection is reset on the server (commands queue behind it). */
+  private resetDedicated(): void {
+    const conn = this.conn as BackendConnection;
+    conn.dirty = true;
+    conn.reset().catch((err: unknown) => conn.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendProtocol(conn.backend, 'reset failed')));
   }
 
   /** Ends the command: the connection is kept (pinned or parked) or goes back; the session is told (after `held` is sent, when given). */
@@ -520,6 +548,10 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (conn && this.inTransaction) conn.dirty = true;
     this.inTransaction = false;
     if (conn) conn.detach(this, reason);
+    if (conn && this.dedicated) {
+      this.dedicated = false;
+      return conn.close(reason);
+    }
     if (conn?.interrupted) reusable = false;
     if (lease && !lease.released) lease.pool.release(lease, reusable ? REUSABLE : { reusable: false, reason: conn?.interrupted ? 'killed' : reason });
   }

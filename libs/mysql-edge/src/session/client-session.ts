@@ -27,6 +27,8 @@ import type { ListenerRole, PinCause } from './route-planner';
 import { StatementRegistry } from './statement-registry';
 import { startStatementSpan } from './statement-span';
 import type { SessionFanout } from '../fanout/session-fanout';
+import type { HandshakeResponse } from '@dbproxy/protocol-mysql';
+import { startPassthrough, type Negotiated, type PassthroughRelay } from '../passthrough/passthrough-session';
 
 const SESSION = Symbol('mysql-edge session');
 type SessionSocket = Socket & { [SESSION]?: ClientSession };
@@ -88,6 +90,10 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** When the current state's deadline passes (coarse clock ms); 0 = none. */
   deadline = 0;
   private login: ClientLogin | null;
+  /** A login being relayed to a backend ([mysql] auth = "passthrough"); cancelled if the session closes first. */
+  private relay: PassthroughRelay | null = null;
+  /** The session is logged in on a backend connection of its own (auth passthrough), pinned for its life. */
+  passthroughAuth = false;
   scramble: Buffer | null = null;
   statements: StatementRegistry | null = null;
   private ex: BackendExchange | null = null;
@@ -164,7 +170,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   /** Inside a transaction: a pause lets its statements run. */
   inTransaction(): boolean {
     const pin = this.ex?.pin ?? null;
-    return this.pendingBegin !== null || (pin !== null && TRANSACTIONAL.has(pin));
+    return this.pendingBegin !== null || (pin !== null && TRANSACTIONAL.has(pin)) || (pin === 'passthrough' && this.ex?.transactionOpen === true);
   }
 
   /** The epoch for the next command: the newest, unless a pin holds the one it started on. */
@@ -411,7 +417,9 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   status(): number {
-    return sessionStatus(this.autocommit, this.pendingBegin !== null || (this.pinned && this.ex?.pin !== 'session_state' && this.ex?.pin !== 'cursor'));
+    const pin = this.ex?.pin ?? null;
+    const open = pin === 'passthrough' ? this.ex?.transactionOpen === true : pin !== null && pin !== 'session_state' && pin !== 'cursor';
+    return sessionStatus(this.autocommit, this.pendingBegin !== null || open);
   }
 
   /** A command refused by the edge: ERR, the session stays. */
@@ -451,6 +459,16 @@ export class ClientSession implements LoginHost, ExchangeOwner {
       this.login?.secured();
     });
     this.socket = tls;
+  }
+
+  passthrough(hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated): PassthroughRelay | null {
+    return (this.relay = startPassthrough(this, hello, helloSeq, negotiated));
+  }
+
+  adoptPassthrough(conn: BackendConnection, shard: string): void {
+    this.relay = null;
+    this.passthroughAuth = true;
+    this.exchange().adoptDedicated(conn, shard);
   }
 
   loginDone(result: LoginResult): void {
@@ -553,6 +571,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.blocked = null;
     this.upload?.finish();
     this.upload = null;
+    this.relay?.cancel(reason);
+    this.relay = null;
     this.ex?.close();
     this.fanout?.reset();
     this.statements?.clear();

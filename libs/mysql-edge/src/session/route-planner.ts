@@ -12,7 +12,8 @@ export type ListenerRole = 'read_write' | 'read_only';
 export type RouteLabel = 'replica' | 'primary' | 'read_after_write' | 'fallback' | 'pinned';
 
 /** Why a session holds one backend connection across statements (metrics label `cause`). */
-export type PinCause = 'transaction' | 'autocommit' | 'session_state' | 'cursor' | 'implicit_transaction';
+/** `passthrough`: the session's own backend connection (auth passthrough, src/passthrough), for its life. */
+export type PinCause = 'transaction' | 'autocommit' | 'session_state' | 'cursor' | 'implicit_transaction' | 'passthrough';
 
 export interface Plan {
   readonly role: 'primary' | 'replica';

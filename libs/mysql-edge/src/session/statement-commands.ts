@@ -160,6 +160,8 @@ export function dispatchCommand(s: ClientSession, p: MysqlPacket): void {
       s.resetState();
       return s.replyOk();
     case Command.ChangeUser:
+      // the client answers the greeting's scramble, which the backend never issued: it cannot check it
+      if (s.passthroughAuth) return s.fatal(MysqlEdgeErrors.passthroughChangeUser(), s.replySeq);
       return ChangeUserExchange.start(s, p);
     case Command.FieldList:
     case Command.Statistics:
