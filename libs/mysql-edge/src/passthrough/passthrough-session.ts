@@ -5,6 +5,7 @@
 import { Capability, hasFlag, type HandshakeResponse } from '@dbproxy/protocol-mysql';
 import { publishOperationalEvent, peerAddress } from '@dbproxy/util';
 import type { Socket } from 'node:net';
+import { clientAddressesOf, type ProxiedAddresses } from '@dbproxy/runtime';
 import { backendCapabilities, profileMariaDb } from '../backend/backend-pools';
 import type { BackendConnection } from '../backend/backend-connection';
 import type { EdgeContext } from '../edge-context';
@@ -60,7 +61,7 @@ export function startPassthrough(s: PassthroughSession, hello: HandshakeResponse
   }
   let settings: PassthroughSettings;
   try {
-    settings = passthroughSettings(s.edge, s.epoch, shard, negotiated);
+    settings = passthroughSettings(s.edge, s.epoch, shard, negotiated, clientAddressesOf(s.socket));
   } catch (err) {
     s.loginFailed(err, helloSeq + 1, 'unknown', { user: hello.username, reason: 'no usable primary' });
     return idle;
@@ -75,11 +76,11 @@ export function startPassthrough(s: PassthroughSession, hello: HandshakeResponse
   return login;
 }
 
-function passthroughSettings(edge: EdgeContext, epoch: EdgeEpoch, shard: string, { profile, secure }: Negotiated): PassthroughSettings {
+function passthroughSettings(edge: EdgeContext, epoch: EdgeEpoch, shard: string, { profile, secure }: Negotiated, origin: ProxiedAddresses | undefined): PassthroughSettings {
   const primary = epoch.directory.primary(shard);
   if (primary === undefined) throw epoch.directory.unusable(shard, 'primary', false, edge.clock.now);
-  // the pool account is not used: the client's own user logs in
-  const endpoint = { ...edge.pools.endpoint(primary.name), username: '', password: '' };
+  // the pool account is not used: the client's own user logs in; a backend with proxy_protocol is told the client's addresses
+  const endpoint = { ...edge.pools.endpoint(primary.name, origin), username: '', password: '' };
   const mysql = epoch.config.mysql;
   return {
     target: { shard, endpoint },
