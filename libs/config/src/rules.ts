@@ -1,6 +1,7 @@
 // Cross-field rules zod cannot express: one primary per shard, unique names, distinct
 // listeners, and every shard that a rule, fanout or deployment names must exist.
 import type { ConfigIssue } from './issues';
+import { checkRoutes } from './route-rules';
 import { shardsOfMap, type ShardMapConfig } from './schema/common';
 import type { DbproxyConfig } from './schema/root';
 
@@ -155,6 +156,7 @@ export function checkRules(c: DbproxyConfig): ConfigIssue[] {
   checkBackends('redis_backends', c.redis_backends, issues);
   checkMysql(c, issues);
   checkPostgres(c, issues);
+  checkRoutes(c, issues);
   checkRedis(c, issues);
   checkUniqueNames('users', c.users.map((u) => u.name), 'user', issues);
   checkUniqueNames('config_api.tokens', c.config_api.tokens.map((t) => t.name), 'token name', issues);
