@@ -1,4 +1,4 @@
-import { DEFAULT_ROUTE, HandshakeRoutes } from './handshake-routes';
+import { DEFAULT_ROUTE, HandshakeRoutes, NO_ROUTE } from './handshake-routes';
 
 describe('HandshakeRoutes', () => {
   const routes = new HandshakeRoutes(
@@ -31,7 +31,8 @@ describe('HandshakeRoutes', () => {
   it('falls back to the default shard, else refuses', () => {
     const withDefault = new HandshakeRoutes([{ name: 'x', database: 'x', shard: 'a' }], 'b');
     expect(withDefault.choose('y', 'u')).toEqual({ route: DEFAULT_ROUTE, shard: 'b', outcome: 'default' });
-    expect(withDefault.labels()).toEqual(['x', DEFAULT_ROUTE]);
+    expect(withDefault.series()).toEqual([{ route: 'x', outcome: 'matched' }, { route: DEFAULT_ROUTE, outcome: 'default' }]);
+    expect(routes.series()[3]).toEqual({ route: NO_ROUTE, outcome: 'refused' });
     expect(routes.choose('', '')).toBeNull();
   });
 });

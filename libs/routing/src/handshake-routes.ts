@@ -59,9 +59,11 @@ export class HandshakeRoutes {
     return this.routes.length > 0;
   }
 
-  /** Every route's name, the default's and the refusal's: the metric series to show at zero. */
-  labels(): string[] {
-    return [...this.routes.map((r) => r.spec.name), ...(this.defaultShard === undefined ? [] : [DEFAULT_ROUTE])];
+  /** The (route, outcome) pairs a login can produce: the metric series to show at zero. */
+  series(): { route: string; outcome: RouteOutcome }[] {
+    if (!this.active) return [];
+    const matched = this.routes.map((r) => ({ route: r.spec.name, outcome: 'matched' as const }));
+    return [...matched, this.defaultShard === undefined ? { route: NO_ROUTE, outcome: 'refused' } : { route: DEFAULT_ROUTE, outcome: 'default' }];
   }
 
   /** `database` is '' when the login names none (it then matches only a `*` pattern or no database field). */

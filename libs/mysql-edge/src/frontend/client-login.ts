@@ -21,6 +21,7 @@ import {
   type ServerAuthStep,
   type Sha2DigestCache,
 } from '@dbproxy/protocol-mysql';
+import type { HandshakeRoutes, RouteChoice } from '@dbproxy/routing';
 import { DbproxyError } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import { BACKEND_COLLATION } from '../backend/collations';
@@ -49,6 +50,8 @@ export interface LoginSettings {
   readonly logger: Logger;
   /** Offer CLIENT_LOCAL_FILES ([mysql] local_infile). */
   readonly localInfile: boolean;
+  /** [[mysql.routes]]: the handshake response's database and user pick the session's shard. */
+  readonly routes: HandshakeRoutes;
 }
 
 export interface LoginResult {
@@ -61,6 +64,8 @@ export interface LoginResult {
   readonly collation: number;
   readonly plugin: string;
   readonly secure: boolean;
+  /** The handshake route and its shard (null: no routes configured, the default shard serves). */
+  readonly route: RouteChoice | null;
 }
 
 export interface LoginHost {
@@ -87,6 +92,8 @@ export class ClientLogin {
   wantsTls = false;
   private exchange: ServerAuthExchange | null = null;
   private response: HandshakeResponse | null = null;
+  /** Chosen from the handshake response (after TLS); undefined: routes are configured and none matched. */
+  private route: RouteChoice | null | undefined = null;
   private readonly writer = new PacketWriter(128);
 
   constructor(
@@ -146,6 +153,8 @@ export class ClientLogin {
       return true;
     }
     this.response = hello;
+    // the cluster is chosen here, before authentication; a login no route matches is refused once its password is checked (as a server answers 1049)
+    if (this.settings.routes.active) this.route = this.settings.routes.choose(hello.database ?? '', hello.username) ?? undefined;
     const account = this.settings.accounts.get(hello.username) ?? null;
     this.exchange = new ServerAuthExchange({
       scramble: this.scramble,
@@ -178,6 +187,7 @@ export class ClientLogin {
 
   private accept(fastAuthSuccess: boolean, seq: number): void {
     const response = this.response as HandshakeResponse;
+    if (this.route === undefined) return this.fail(MysqlEdgeErrors.noRoute(response.database ?? ''), seq, `no route matches database '${response.database ?? ''}'`);
     const capabilities = (response.capabilities & this.capabilities) >>> 0;
     const w = this.writer;
     let next = seq;
@@ -195,6 +205,7 @@ export class ClientLogin {
         collation: response.characterSet,
         plugin: account?.plugin ?? CACHING_SHA2_PLUGIN,
         secure: this.secure,
+        route: this.route ?? null,
       },
       next,
     );

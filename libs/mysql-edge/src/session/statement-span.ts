@@ -45,6 +45,8 @@ export interface StatementSession {
   readonly user: string;
   readonly listener: string;
   readonly schema: string | null;
+  /** The handshake route ([[mysql.routes]]) that chose the session's shard, when routes are configured. */
+  readonly route: { readonly route: string; readonly shard: string } | null;
 }
 
 /** The SERVER span of one command; null when tracing is off or the trace is not sampled. */
@@ -66,6 +68,8 @@ export function startStatementSpan(tracer: Tracer | null, kind: string, route: S
     'dbproxy.user': session.user,
     'dbproxy.listener': session.listener,
     ...(route ? { 'dbproxy.statement_hash': route.fingerprint.hash } : {}),
+    // dbproxy.route is the statement's primary/replica route; the handshake route is its own attribute
+    ...(session.route ? { 'dbproxy.handshake_route': session.route.route, 'dbproxy.shard': session.route.shard } : {}),
   });
 }
 
