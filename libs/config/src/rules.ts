@@ -105,8 +105,8 @@ function checkPostgres(c: DbproxyConfig, issues: ConfigIssue[]): void {
   if (sharding.multi_shard !== 'reject' && sharding.rules.length === 0) {
     issues.push({ path: 'postgres.sharding.multi_shard', message: 'only applies to [[postgres.sharding.rules]]; there are none' });
   }
-  // without a shard map every connection goes to default_shard
-  const usesDefault = sharding.enabled ? sharding.missing === 'default' : (c.postgres.enabled && known.size > 0) || sharding.rules.length > 0;
+  // without a shard map every connection goes to default_shard (with [[postgres.routes]]: to its route's shard)
+  const usesDefault = sharding.enabled ? sharding.missing === 'default' : (c.postgres.enabled && known.size > 0 && c.postgres.routes.length === 0) || sharding.rules.length > 0;
   if (usesDefault && !known.has(sharding.default_shard)) {
     issues.push({ path: 'postgres.sharding.default_shard', message: `shard "${sharding.default_shard}" has no backends in postgres_backends` });
   }
