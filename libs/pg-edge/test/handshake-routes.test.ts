@@ -7,6 +7,7 @@ import { channel } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { Client, type ClientConfig } from 'pg';
 import { makeTestPki, startPostgres, tmpDir, type PostgresServer, type ReplicatedServers, type TempDir, type TestPki } from '@dbproxy/testing';
+import { processEnvironment } from '@dbproxy/config';
 import { Channels } from '@dbproxy/util';
 import { startEdge, type BackendSpec, type EdgeHarness } from './harness';
 import { run } from './processes';
@@ -70,7 +71,7 @@ async function startupError(edge: EdgeHarness, options: Partial<ClientConfig>): 
 }
 
 async function psql(edge: EdgeHarness, conninfo: string, sql: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return run('psql', ['-X', '-At', '-c', sql, `host=127.0.0.1 port=${edge.rwPort} ${conninfo}`], { env: { ...process.env, PGPASSWORD: 'app-secret', PGCONNECT_TIMEOUT: '10' } });
+  return run('psql', ['-X', '-At', '-c', sql, `host=127.0.0.1 port=${edge.rwPort} ${conninfo}`], { env: { ...processEnvironment(), PGPASSWORD: 'app-secret', PGCONNECT_TIMEOUT: '10' } });
 }
 
 const tls = () => `[proxy.tls]\nmode = "optional"\ncert_path = "${pki.server.cert}"\nkey_path = "${pki.server.key}"`;
