@@ -14,6 +14,7 @@ export type {
   BusConfig,
 } from './schema/root';
 export type { MysqlBackendConfig, PostgresBackendConfig, RedisBackendConfig } from './schema/backends';
+export type { HandshakeRouteConfig } from './schema/routes';
 export { shardsOfMap, type ShardMapConfig } from './schema/common';
 export { formatIssue, formatPath, type ConfigIssue } from './issues';
 export { expandEnvironment, isPlaceholder, type Environment } from './env';

@@ -1,6 +1,7 @@
 // Cross-field rules zod cannot express: one primary per shard, unique names, distinct
 // listeners, and every shard that a rule, fanout or deployment names must exist.
 import type { ConfigIssue } from './issues';
+import { checkRoutes } from './route-rules';
 import { shardsOfMap, type ShardMapConfig } from './schema/common';
 import type { DbproxyConfig } from './schema/root';
 
@@ -104,8 +105,8 @@ function checkPostgres(c: DbproxyConfig, issues: ConfigIssue[]): void {
   if (sharding.multi_shard !== 'reject' && sharding.rules.length === 0) {
     issues.push({ path: 'postgres.sharding.multi_shard', message: 'only applies to [[postgres.sharding.rules]]; there are none' });
   }
-  // without a shard map every connection goes to default_shard
-  const usesDefault = sharding.enabled ? sharding.missing === 'default' : (c.postgres.enabled && known.size > 0) || sharding.rules.length > 0;
+  // without a shard map every connection goes to default_shard (with [[postgres.routes]]: to its route's shard)
+  const usesDefault = sharding.enabled ? sharding.missing === 'default' : (c.postgres.enabled && known.size > 0 && c.postgres.routes.length === 0) || sharding.rules.length > 0;
   if (usesDefault && !known.has(sharding.default_shard)) {
     issues.push({ path: 'postgres.sharding.default_shard', message: `shard "${sharding.default_shard}" has no backends in postgres_backends` });
   }
@@ -155,6 +156,7 @@ export function checkRules(c: DbproxyConfig): ConfigIssue[] {
   checkBackends('redis_backends', c.redis_backends, issues);
   checkMysql(c, issues);
   checkPostgres(c, issues);
+  checkRoutes(c, issues);
   checkRedis(c, issues);
   checkUniqueNames('users', c.users.map((u) => u.name), 'user', issues);
   checkUniqueNames('config_api.tokens', c.config_api.tokens.map((t) => t.name), 'token name', issues);

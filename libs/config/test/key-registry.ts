@@ -16,6 +16,7 @@ const PG_SERVICE = 'libs/pg-edge/src/service.ts';
 const PG_TX = 'libs/pg-edge/src/transaction/tx-session.ts';
 const PG_POOLS = 'libs/pg-edge/src/transaction/backend-pools.ts';
 const PG_SHARD_KEY = 'libs/pg-edge/src/startup-shard-key.ts';
+const PG_ROUTES = 'libs/pg-edge/src/startup-routes.ts';
 const PG_STATEMENT_SHARDING = 'libs/pg-edge/src/transaction/sharding/statement-sharding.ts';
 const PG_BACKEND_TLS = 'libs/pg-edge/src/backend-socket.ts';
 const REDIS_SERVICE = 'libs/redis-edge/src/service.ts';
@@ -150,6 +151,13 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.xa.participant_concurrency': XA_SETTINGS,
   'mysql.xa.max_in_flight': XA_SETTINGS,
   'mysql.sharding': MYSQL_EPOCH,
+  // handshake routes: the login's database/user pick the session's shard (HandshakeRoutes in the epoch)
+  'mysql.routes': MYSQL_EPOCH,
+  'mysql.routes[].name': MYSQL_EPOCH,
+  'mysql.routes[].database': MYSQL_EPOCH,
+  'mysql.routes[].user': MYSQL_EPOCH,
+  'mysql.routes[].shard': MYSQL_EPOCH,
+  'mysql.route_default': MYSQL_EPOCH,
   // every statement runs on this shard (the route planner's defaultShard)
   'mysql.sharding.default_shard': MYSQL_EPOCH,
   // [[mysql.fanout]] copies: best_effort after the statement, xa through the xa-coordinator
@@ -218,6 +226,13 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'postgres.pipeline_depth': PG_TX,
   // the shard a connection names in its startup packet (transparent and transaction mode)
   'postgres.sharding': PG_SERVICE,
+  // handshake routes: the StartupMessage's database/user pick the session's shard (both modes)
+  'postgres.routes': PG_ROUTES,
+  'postgres.routes[].name': PG_ROUTES,
+  'postgres.routes[].database': PG_ROUTES,
+  'postgres.routes[].user': PG_ROUTES,
+  'postgres.routes[].shard': PG_ROUTES,
+  'postgres.route_default': PG_ROUTES,
   'postgres.sharding.enabled': PG_SHARD_KEY,
   'postgres.sharding.parameter': PG_SHARD_KEY,
   'postgres.sharding.missing': PG_SHARD_KEY,

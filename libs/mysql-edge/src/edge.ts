@@ -115,7 +115,7 @@ export class MysqlEdge implements EdgeContext {
       transitions: () => [...this.sessionStates.snapshot(), ...this.backendStates.snapshot()],
       classification: () => this.current.router.stats(),
     });
-    zeroMysqlEdgeSeries(this.metrics, [...this.current.backends.values()]);
+    zeroMysqlEdgeSeries(this.metrics, [...this.current.backends.values()], this.current.routes.series());
     this.fanout = new FanoutCoordinator({ epoch: () => this.current, pools: this.pools, metrics: ctx.metrics, logger: ctx.logger, bus: ctx.bus, instanceId: ctx.instanceId });
     this.kills = new KillSwitch({ bus: ctx.bus, logger: ctx.logger, endpoint: (backend) => this.pools.endpoint(backend), timeoutMs: () => this.current.config.mysql.connect_timeout_seconds * 1000 });
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);

@@ -3,6 +3,7 @@
 // its epoch until the pin ends, others move to the newest one at their next statement.
 import type { ConfigSnapshot, DbproxyConfig, DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
 import { CACHING_SHA2_PLUGIN, NATIVE_PASSWORD_PLUGIN, type AccountCredential } from '@dbproxy/protocol-mysql';
+import { HandshakeRoutes } from '@dbproxy/routing';
 import { SqlRouter } from '@dbproxy/sql';
 import type { TopologyView } from '@dbproxy/topology-client';
 import { BackendDirectory } from './routing/backend-directory';
@@ -30,6 +31,10 @@ export interface EdgeEpoch {
   readonly router: SqlRouter;
   readonly directory: BackendDirectory;
   readonly defaultShard: string;
+  /** [[mysql.routes]] and route_default: the shard a login's database and user choose. */
+  readonly routes: HandshakeRoutes;
+  /** Every shard's index in a cached statement's plan variants (the default shard is 0). */
+  readonly shardSlots: ReadonlyMap<string, number>;
   /** [mysql.sharding]: rules, every shard, users' reachable shards. */
   readonly sharding: ShardSettings;
   readonly fallbackToPrimary: boolean;
@@ -47,6 +52,14 @@ function accountsOf(config: DeepReadonly<DbproxyConfig>): Map<string, AccountCre
     accounts.set(user.name, account);
   }
   return accounts;
+}
+
+function shardSlotsOf(defaultShard: string, allShards: readonly string[], backends: readonly { readonly shard: string }[]): Map<string, number> {
+  const slots = new Map<string, number>([[defaultShard, 0]]);
+  allShards.forEach((shard, i) => slots.has(shard) || slots.set(shard, 1 + i));
+  let next = 1 + allShards.length;
+  for (const b of backends) if (!slots.has(b.shard)) slots.set(b.shard, next++);
+  return slots;
 }
 
 /** Settings the SQL router is built from: unchanged settings keep the router and its warm cache. */
@@ -77,6 +90,8 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
     router,
     directory,
     defaultShard: m.sharding.default_shard,
+    routes: new HandshakeRoutes(m.routes, m.route_default),
+    shardSlots: shardSlotsOf(m.sharding.default_shard, sharding.allShards, config.mysql_backends),
     sharding,
     fallbackToPrimary: m.fallback_to_primary,
     multiStatements: m.multi_statements,

@@ -73,6 +73,7 @@ export const MysqlEdgeErrors = {
     'Statement routes to shard %s but this transaction (or pinned session) runs on shard %s; ROLLBACK or COMMIT first, then run it in its own transaction',
   ),
   shardDenied: createError<[string, string]>('DBP_ERR_MYSQLEDGE_SHARD_DENIED', "Access denied for user '%s' to shard '%s' (users.shards)"),
+  noRoute: createError<[string]>('DBP_ERR_MYSQLEDGE_NO_ROUTE', "Unknown database '%s' (no [[mysql.routes]] entry matches it and no mysql.route_default is set)"),
   protocol: createError<[string]>('DBP_ERR_MYSQLEDGE_PROTOCOL', 'Malformed packet: %s'),
   killDenied: createError<[number]>('DBP_ERR_MYSQLEDGE_KILL_DENIED', 'You are not owner of thread %d'),
   killUnsupported: createError<[string]>('DBP_ERR_MYSQLEDGE_KILL_UNSUPPORTED', '%s is not supported by dbproxy: use KILL [QUERY | CONNECTION] <connection id of your session>'),
@@ -137,6 +138,7 @@ const WIRE: Readonly<Record<string, readonly [number, string]>> = {
   DBP_ERR_MYSQLEDGE_SHARD_MERGE: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_SHARD_TRANSACTION: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_SHARD_DENIED: [1044, '42000'], // ER_DBACCESS_DENIED_ERROR
+  DBP_ERR_MYSQLEDGE_NO_ROUTE: [1049, '42000'], // ER_BAD_DB_ERROR
   DBP_ERR_MYSQLEDGE_KILL_DENIED: [1095, 'HY000'], // ER_KILL_DENIED_ERROR
   DBP_ERR_MYSQLEDGE_KILL_UNSUPPORTED: [1235, '42000'], // ER_NOT_SUPPORTED_YET
   DBP_ERR_MYSQLEDGE_KILL_PREPARED: [1295, 'HY000'], // ER_UNSUPPORTED_PS

@@ -61,6 +61,8 @@ export interface EdgeMetrics {
   readonly backendFailures: Counter<'backend' | 'reason' | 'shard'>;
   /** Statements refused by shard routing, by reason (spec 000: fail closed). */
   readonly shardRefusals: Counter<'reason'>;
+  /** Logins by handshake route ([[mysql.routes]]) and outcome (matched, default, refused). */
+  readonly routeSessions: Counter<'route' | 'outcome'>;
   /** Keyless reads run on every shard (multi_shard = "all_shards"). */
   readonly allShardReads: Counter;
   /** Statement, pool-wait and backend latency histograms (session/statement-timing.ts observes them). */
@@ -187,6 +189,7 @@ export function createEdgeMetrics(metrics: MetricsRegistry, sources: MetricSourc
     pipelined: metrics.counter({ name: 'dbproxy_mysql_pipelined_queries_total', help: 'Autocommit reads written behind other sessions\' reads on a lent connection instead of waiting for one (pipeline_depth)' }),
     kills: metrics.counter({ name: 'dbproxy_mysql_kills_total', help: 'KILL statements of clients served by the edge (outcome ok, denied or refused)', labelNames: ['scope', 'outcome'] }),
     shardRefusals: metrics.counter({ name: 'dbproxy_mysql_shard_refusals_total', help: 'Statements refused by shard routing (no key, several shards, key assigned, join, merge, transaction on another shard, users.shards...), by reason', labelNames: ['reason'] }),
+    routeSessions: metrics.counter({ name: 'dbproxy_mysql_route_sessions_total', help: 'Logins by handshake route ([[mysql.routes]]; "(default)": mysql.route_default, "(none)": refused with 1049) and outcome', labelNames: ['route', 'outcome'] }),
     allShardReads: metrics.counter({ name: 'dbproxy_mysql_all_shard_reads_total', help: 'Keyless reads run on every shard and concatenated (mysql.sharding.multi_shard = "all_shards")' }),
     backendFailures: metrics.counter({ name: 'dbproxy_mysql_backend_failures_total', help: 'Backend connections lost or failed while serving a client', labelNames: ['backend', 'reason', 'shard'] }),
   };

@@ -7,7 +7,7 @@ import type { CancelKeyRegistry } from './cancel-keys';
 import type { FrontendTls, PauseGate, SessionIds } from '@dbproxy/runtime';
 import type { IdleSweep } from './idle-sweep';
 import type { PgEdgeMetrics } from './metrics';
-import type { StartupShardKey } from './startup-shard-key';
+import type { StartupRoutes } from './startup-routes';
 
 export type ListenerRole = 'read_write' | 'read_only';
 
@@ -16,7 +16,8 @@ export interface EdgeEpoch {
   readonly epoch: number;
   readonly config: DeepReadonly<DbproxyConfig>;
   readonly directory: BackendDirectory;
-  readonly shardKey: StartupShardKey;
+  /** The startup's shard: [[postgres.routes]] by database/user, or the [postgres.sharding] parameter. */
+  readonly shardKey: StartupRoutes;
 }
 
 export interface EdgeContext {

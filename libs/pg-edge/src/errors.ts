@@ -5,6 +5,7 @@ import { createError, DbproxyError, errorMessage } from '@dbproxy/util';
 export const PgEdgeErrors = {
   shardMissing: createError<[string]>('DBP_ERR_PGEDGE_SHARD_MISSING', 'startup parameter "%s" is required: it names the shard'),
   shardUnknown: createError<[string]>('DBP_ERR_PGEDGE_SHARD_UNKNOWN', 'shard value "%s" maps to no shard'),
+  noRoute: createError<[string]>('DBP_ERR_PGEDGE_NO_ROUTE', 'database "%s" does not exist (no [[postgres.routes]] entry matches it and no postgres.route_default is set)'),
   shardInvalid: createError<[string]>('DBP_ERR_PGEDGE_SHARD_INVALID', 'invalid shard value "%s"'),
   shardForbidden: createError<[string, string]>('DBP_ERR_PGEDGE_SHARD_FORBIDDEN', 'user "%s" may not use shard "%s"'),
   tlsRequired: createError('DBP_ERR_PGEDGE_TLS_REQUIRED', 'SSL connection is required (proxy.tls.mode = "required")'),
@@ -82,6 +83,7 @@ export const PgEdgeErrors = {
 const SQLSTATE: Readonly<Record<string, string>> = {
   DBP_ERR_PGEDGE_SHARD_MISSING: '08004', // sqlserver_rejected_establishment_of_sqlconnection
   DBP_ERR_PGEDGE_SHARD_UNKNOWN: '3D000', // invalid_catalog_name
+  DBP_ERR_PGEDGE_NO_ROUTE: '3D000', // invalid_catalog_name
   DBP_ERR_PGEDGE_SHARD_INVALID: '22023', // invalid_parameter_value
   DBP_ERR_PGEDGE_SHARD_FORBIDDEN: '42501', // insufficient_privilege
   DBP_ERR_PGEDGE_TLS_REQUIRED: '28000', // invalid_authorization_specification

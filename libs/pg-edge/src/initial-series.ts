@@ -9,6 +9,8 @@ export interface KnownAtStart {
   readonly mode: 'transparent' | 'transaction';
   /** Shards of [[postgres.sharding.rules]] (none without statement sharding). */
   readonly shards: readonly string[];
+  /** [[postgres.routes]] series (route, outcome); none without routes. */
+  readonly routes?: readonly { readonly route: string; readonly outcome: string }[];
 }
 
 export function zeroPgEdgeSeries(m: PgEdgeMetrics, known: KnownAtStart): void {
@@ -18,10 +20,11 @@ export function zeroPgEdgeSeries(m: PgEdgeMetrics, known: KnownAtStart): void {
   zeroSeries(m.readOnlyRejections, { listener: LISTENERS });
   zeroSeries(m.routingFailures, { reason: ['read_only', 'no_backend', 'acquire', 'backend_connect', 'multi_shard'] });
   zeroSeries(m.cancelRequests, { mode: [known.mode], outcome: ['forwarded', 'passthrough', 'broadcast'] });
-  zeroSeries(m.startupRejections, { reason: ['auth', 'tls_required', 'shard', 'startup_parameters', 'no_backend', 'max_connections', 'draining'] });
+  zeroSeries(m.startupRejections, { reason: ['auth', 'tls_required', 'shard', 'route', 'startup_parameters', 'no_backend', 'max_connections', 'draining'] });
   zeroSeries(m.fallbacks, { mode: [known.mode] });
   zeroSeries(m.sessionsPoisoned, { reason: known.mode === 'transaction' ? ['transaction', 'pinned', 'unit'] : [] });
   zeroSeries(m.shardUnits, { shard: known.shards });
   zeroSeries(m.pipelinedUnits, {});
+  for (const r of known.routes ?? []) zeroSeries(m.routeSessions, { route: [r.route], outcome: [r.outcome] });
   if (known.mode === 'transaction') zeroSeries(m.routes, { route: ['primary', 'replica', 'held'], listener: LISTENERS });
 }

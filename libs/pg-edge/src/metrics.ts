@@ -12,6 +12,8 @@ export interface PgEdgeMetrics {
   readonly routingFailures: Counter<'reason'>;
   readonly cancelRequests: Counter<'mode' | 'outcome'>;
   readonly startupRejections: Counter<'reason'>;
+  /** Startups by handshake route ([[postgres.routes]]) and outcome (matched, default, refused). */
+  readonly routeSessions: Counter<'route' | 'outcome'>;
   readonly fallbacks: Counter<'mode'>;
   readonly sessionsPoisoned: Counter<'reason'>;
   /** Units queued behind other sessions' reads on a lent connection (pipeline_depth > 1). */
@@ -157,6 +159,7 @@ export function createPgEdgeMetrics(metrics: MetricsRegistry, pools: PoolFigures
     routingFailures: metrics.counter({ name: 'dbproxy_pg_routing_failures_total', help: 'Statements or connections that could not be routed', labelNames: ['reason'] }),
     cancelRequests: metrics.counter({ name: 'dbproxy_pg_cancel_requests_total', help: 'CancelRequests received', labelNames: ['mode', 'outcome'] }),
     startupRejections: metrics.counter({ name: 'dbproxy_pg_startup_rejections_total', help: 'Connections refused during startup', labelNames: ['reason'] }),
+    routeSessions: metrics.counter({ name: 'dbproxy_pg_route_sessions_total', help: 'Startups by handshake route ([[postgres.routes]]; "(default)": postgres.route_default, "(none)": refused with 3D000) and outcome', labelNames: ['route', 'outcome'] }),
     fallbacks: collectedBy(
       metrics.counter({ name: 'dbproxy_pg_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['mode'] }),
       (fallbacks) => routeTally.flushFallbacks(fallbacks),

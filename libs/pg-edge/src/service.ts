@@ -18,7 +18,7 @@ import { IdleSweep } from './idle-sweep';
 import { createPgEdgeMetrics } from './metrics';
 import { zeroPgEdgeSeries } from './initial-series';
 import { CANCEL_SUBJECT, encodeCancel, receiveCancel, refuse, refuseAtStartup } from './session-common';
-import { StartupShardKey } from './startup-shard-key';
+import { StartupRoutes } from './startup-routes';
 import { TransactionPools } from './transaction/backend-pools';
 import { TxShared } from './transaction/tx-shared';
 import { routerRulesOf } from './transaction/sharding/statement-sharding';
@@ -38,7 +38,7 @@ function buildEpoch(snapshot: ConfigSnapshot, topology: TopologyClient): EdgeEpo
     epoch: snapshot.epoch,
     config,
     directory: new BackendDirectory(config.postgres_backends, () => topology.current(), config.postgres.pressure_margin, unreachableMs(config)),
-    shardKey: new StartupShardKey(config.postgres.sharding),
+    shardKey: new StartupRoutes(config),
   };
 }
 
@@ -66,7 +66,7 @@ export const pgEdgeService: ServiceDefinition = {
       () => shared.resultBudget.used,
     );
     const pgConfig = epoch.config;
-    zeroPgEdgeSeries(metrics, { mode: pgConfig.postgres.routing_mode, shards: pgConfig.postgres.sharding.rules.length > 0 ? [...new Set(pgConfig.postgres_backends.map((b) => b.shard))] : [] });
+    zeroPgEdgeSeries(metrics, { mode: pgConfig.postgres.routing_mode, routes: epoch.shardKey.routes.series(), shards: pgConfig.postgres.sharding.rules.length > 0 ? [...new Set(pgConfig.postgres_backends.map((b) => b.shard))] : [] });
     const edge: EdgeContext = {
       epoch: () => epoch,
       tls: loadFrontendTls(ctx.local),

@@ -3,14 +3,14 @@
 import type { PostgresConfig, DeepReadonly } from '@dbproxy/config';
 import type { StartupMessage } from '@dbproxy/protocol-pg';
 import { takeStartupSetting } from '@dbproxy/protocol-pg';
-import { isIntegerText, shardMapFromSettings, type ShardMap } from '@dbproxy/routing';
+import { isIntegerText, shardMapFromSettings, type RouteChoice, type ShardMap } from '@dbproxy/routing';
 import { PgEdgeErrors } from './errors';
 
 export type ShardingConfig = DeepReadonly<PostgresConfig['sharding']>;
 
 export type ShardResolution =
-  | { readonly ok: true; readonly shard: string; readonly key: string | undefined; readonly message: StartupMessage }
-  | { readonly ok: false; readonly error: Error };
+  | { readonly ok: true; readonly shard: string; readonly key: string | undefined; readonly message: StartupMessage; readonly route?: RouteChoice }
+  | { readonly ok: false; readonly error: Error; readonly routeRefused?: boolean };
 
 export class StartupShardKey {
   private readonly map: ShardMap | undefined;

@@ -12,3 +12,4 @@ export {
   type ReplicaSelectorOptions,
 } from './replica-selector';
 export { ReadAfterWriteWindow } from './read-after-write';
+export { DEFAULT_ROUTE, HandshakeRoutes, NO_ROUTE, type HandshakeRouteSpec, type RouteChoice, type RouteOutcome } from './handshake-routes';

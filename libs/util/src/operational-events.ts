@@ -16,6 +16,9 @@ export interface SessionOpened {
   readonly database?: string | null;
   readonly listener: string;
   readonly tls?: boolean;
+  /** The handshake route ([[mysql.routes]] / [[postgres.routes]]) and the shard it chose, when routes are configured. */
+  readonly route?: string;
+  readonly shard?: string;
 }
 
 export interface SessionClosed {
@@ -26,6 +29,7 @@ export interface SessionClosed {
   readonly user: string | null;
   readonly listener: string;
   readonly duration_ms: number;
+  readonly route?: string;
   readonly reason: SessionCloseKind;
   /** The edge's own words for the close (e.g. `COM_QUIT`, `client read timeout`). */
   readonly detail: string;
@@ -37,6 +41,8 @@ export interface LoginFailed {
   readonly client: string;
   readonly user: string;
   readonly listener: string;
+  /** A login no handshake route matched: the database it named. */
+  readonly database?: string;
   readonly reason: string;
 }
 

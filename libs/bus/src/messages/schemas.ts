@@ -204,6 +204,9 @@ const EdgeSession = z.object({
   startedAt: count,
   bytesIn: count,
   bytesOut: count,
+  /** The handshake route ([[mysql.routes]] / [[postgres.routes]]) and the shard the session runs on. */
+  route: z.string().max(256).nullable().optional(),
+  shard: z.string().max(256).nullable().optional(),
 });
 
 const waitMs = z.number().nonnegative();

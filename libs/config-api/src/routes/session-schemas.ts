@@ -43,6 +43,8 @@ const session = {
     age_seconds: { type: 'number' },
     bytes_in: { type: 'integer' },
     bytes_out: { type: 'integer' },
+    route: { ...nullableString, description: 'The handshake route ([[mysql.routes]] / [[postgres.routes]]) that chose the shard; null without routes' },
+    shard: { ...nullableString, description: 'The shard (cluster) the session runs on, where the edge knows it' },
   },
   required: ['id', 'edge', 'protocol', 'client_address', 'user', 'database', 'listener', 'state', 'statement', 'backend', 'pinned_reason', 'epoch', 'age_seconds', 'bytes_in', 'bytes_out'],
 } as const;

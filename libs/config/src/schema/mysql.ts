@@ -1,5 +1,6 @@
 // [mysql] with [mysql.sharding], [mysql.cache], [[mysql.fanout]] and [mysql.xa].
 import { z } from 'zod';
+import { handshakeRoute } from './routes';
 import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, positiveInt, positiveSeconds, shardMap } from './common';
 
 export const shardRule = z
@@ -109,6 +110,10 @@ export const mysqlSection = z
     /** Bound on node-sql-parser's work per new statement shape (SqlRouter maxParseTokens); longer statements are not parsed. */
     max_parse_tokens: positiveInt.default(200),
     sharding: mysqlSharding.default({}),
+    /** Handshake routes: the first whose database/user match picks the session's shard. */
+    routes: z.array(handshakeRoute).default([]),
+    /** With routes: the shard of a login no route matches; absent: such a login is refused (1049). */
+    route_default: name.optional(),
     cache: mysqlCache.default({}),
     fanout: z.array(mysqlFanout).default([]),
     xa: mysqlXa.default({}),

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, positiveInt, positiveSeconds, shardMap } from './common';
 import { shardRule } from './mysql';
+import { handshakeRoute } from './routes';
 
 export const postgresSharding = z
   .object({
@@ -59,5 +60,9 @@ export const postgresSection = z
      */
     pipeline_depth: z.number().int().min(1).max(64).default(1),
     sharding: postgresSharding.default({}),
+    /** Handshake routes: the first whose database/user match the StartupMessage picks the session's shard. */
+    routes: z.array(handshakeRoute).default([]),
+    /** With routes: the shard of a startup no route matches; absent: such a startup is refused (3D000). */
+    route_default: name.optional(),
   })
   .strict();

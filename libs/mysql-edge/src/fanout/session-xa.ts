@@ -12,7 +12,7 @@ import { DbproxyError } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import type { ClientStatement } from '../session/statement-registry';
 import type { PinCause } from '../session/route-planner';
-import { startStatementSpan } from '../session/statement-span';
+import { startStatementSpan, type StatementSession } from '../session/statement-span';
 import { TRANSACTIONAL, type FanoutSession } from './session-hooks';
 import { fanoutRules, matchingRules, type FanoutRule } from './fanout-rules';
 import { inlinedExecute, unqualifiedTable } from './xa-statement';
@@ -26,6 +26,7 @@ export interface XaSession extends FanoutSession {
   readonly capabilities: number;
   readonly encoding: BufferEncoding;
   readonly user: string;
+  readonly route: StatementSession['route'];
   replySeq: number;
   deadline: number;
   status(): number;
@@ -60,7 +61,7 @@ function refusal(s: XaSession, route: SqlRoute, rules: { xa: FanoutRule[]; other
 
 /** The statement's SERVER span (as for any statement: statement-span.ts); the coordinator's spans are its children. */
 function startSpan(s: XaSession, route: SqlRoute): DbSpan | null {
-  const span = startStatementSpan(s.edge.tracer, 'query', route, { user: s.user, listener: 'read_write', schema: s.schema });
+  const span = startStatementSpan(s.edge.tracer, 'query', route, { user: s.user, listener: 'read_write', schema: s.schema, route: s.route });
   span?.setAttribute('dbproxy.route', 'xa');
   return span;
 }

@@ -22,6 +22,7 @@ import {
   type ServerAuthStep,
   type Sha2DigestCache,
 } from '@dbproxy/protocol-mysql';
+import type { HandshakeRoutes, RouteChoice } from '@dbproxy/routing';
 import { DbproxyError } from '@dbproxy/util';
 import { MysqlEdgeErrors } from '../errors';
 import { BACKEND_COLLATION } from '../backend/collations';
@@ -51,6 +52,8 @@ export interface LoginSettings {
   readonly logger: Logger;
   /** Offer CLIENT_LOCAL_FILES ([mysql] local_infile). */
   readonly localInfile: boolean;
+  /** [[mysql.routes]]: the handshake response's database and user pick the session's shard. */
+  readonly routes: HandshakeRoutes;
 }
 
 export interface LoginResult {
@@ -63,6 +66,8 @@ export interface LoginResult {
   readonly collation: number;
   readonly plugin: string;
   readonly secure: boolean;
+  /** The handshake route and its shard (null: no routes configured, the default shard serves). */
+  readonly route: RouteChoice | null;
 }
 
 export interface LoginHost {
@@ -72,7 +77,7 @@ export interface LoginHost {
    * [mysql] auth = "passthrough": the host relays this login to a backend (src/passthrough) and
    * returns where the client's next auth packets go; null: the edge authenticates [[users]] itself.
    */
-  passthrough(hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated): PassthroughRelay | null;
+  passthrough(hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated, route: RouteChoice | null | undefined): PassthroughRelay | null;
   /** `refusal` is for the operators' log line (the reason the client is not told); never the password. */
   loginFailed(err: unknown, seq: number, plugin: string, refusal: { readonly user: string; readonly reason: string }): void;
 }
@@ -95,6 +100,8 @@ export class ClientLogin {
   private exchange: ServerAuthExchange | null = null;
   private relay: PassthroughRelay | null = null;
   private response: HandshakeResponse | null = null;
+  /** Chosen from the handshake response (after TLS); undefined: routes are configured and none matched. */
+  private route: RouteChoice | null | undefined = null;
   private readonly writer = new PacketWriter(128);
 
   constructor(
@@ -155,7 +162,9 @@ export class ClientLogin {
       return true;
     }
     this.response = hello;
-    const relay = this.host.passthrough(hello, packet.sequenceId, this.negotiated(hello));
+    // the cluster is chosen here, before authentication; a login no route matches is refused once its password is checked (as a server answers 1049)
+    if (this.settings.routes.active) this.route = this.settings.routes.choose(hello.database ?? '', hello.username) ?? undefined;
+    const relay = this.host.passthrough(hello, packet.sequenceId, this.negotiated(hello), this.route);
     if (relay !== null) {
       this.relay = relay;
       this.phase = 'relay';
@@ -199,6 +208,7 @@ export class ClientLogin {
 
   private accept(fastAuthSuccess: boolean, seq: number): void {
     const response = this.response as HandshakeResponse;
+    if (this.route === undefined) return this.fail(MysqlEdgeErrors.noRoute(response.database ?? ''), seq, `no route matches database '${response.database ?? ''}'`);
     const { capabilities, profile } = this.negotiated(response);
     const w = this.writer;
     let next = seq;
@@ -216,6 +226,7 @@ export class ClientLogin {
         collation: response.characterSet,
         plugin: account?.plugin ?? CACHING_SHA2_PLUGIN,
         secure: this.secure,
+        route: this.route ?? null,
       },
       next,
     );

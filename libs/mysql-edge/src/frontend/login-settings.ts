@@ -16,5 +16,6 @@ export function loginSettings(edge: EdgeContext, epoch: EdgeEpoch, remoteHost: s
     remoteHost: remoteHost ?? 'unknown',
     logger: edge.logger,
     localInfile: epoch.config.mysql.local_infile,
+    routes: epoch.routes,
   };
 }

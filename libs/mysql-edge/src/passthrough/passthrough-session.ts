@@ -5,6 +5,7 @@
 import { Capability, hasFlag, type HandshakeResponse } from '@dbproxy/protocol-mysql';
 import { publishOperationalEvent, peerAddress } from '@dbproxy/util';
 import type { Socket } from 'node:net';
+import type { RouteChoice } from '@dbproxy/routing';
 import { clientAddressesOf, type ProxiedAddresses } from '@dbproxy/runtime';
 import { backendCapabilities, profileMariaDb } from '../backend/backend-pools';
 import type { BackendConnection } from '../backend/backend-connection';
@@ -43,18 +44,26 @@ export interface PassthroughRelay {
   cancel(reason: string): void;
 }
 
-/** How this login authenticates: [mysql] auth (per route once routes exist). */
-export function usesPassthrough(epoch: EdgeEpoch): boolean {
-  return epoch.config.mysql.auth === 'passthrough';
+/** How this login authenticates: its handshake route's `auth`, else [mysql] auth. */
+export function usesPassthrough(epoch: EdgeEpoch, route: RouteChoice | null = null): boolean {
+  return (route?.auth ?? epoch.config.mysql.auth) === 'passthrough';
 }
 
 /**
  * Starts relaying the login of `hello` (sent with sequence id `helloSeq`) to the primary of
  * `shard`; returns null when the session authenticates [[users]] itself.
  */
-export function startPassthrough(s: PassthroughSession, hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated, shard = s.epoch.defaultShard): PassthroughRelay | null {
-  if (!usesPassthrough(s.epoch)) return null;
+export function startPassthrough(s: PassthroughSession, hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated, route: RouteChoice | null | undefined): PassthroughRelay | null {
   const idle: PassthroughRelay = { clientPacket: () => undefined, cancel: () => undefined };
+  if (route === undefined) {
+    // no handshake route matched: the proxy's own login refuses it once the password is checked; a
+    // passthrough proxy has no password to check, so it refuses at once (before any backend is contacted)
+    if (!usesPassthrough(s.epoch)) return null;
+    s.loginFailed(MysqlEdgeErrors.noRoute(hello.database ?? ''), helloSeq + 1, 'unknown', { user: hello.username, reason: `no route matches database '${hello.database ?? ''}'` });
+    return idle;
+  }
+  if (!usesPassthrough(s.epoch, route)) return null;
+  const shard = route?.shard ?? s.epoch.defaultShard;
   if (!hasFlag(hello.capabilities, Capability.PluginAuth)) {
     s.loginFailed(MysqlEdgeErrors.passthroughClient(), helloSeq + 1, 'unknown', { user: hello.username, reason: 'client without CLIENT_PLUGIN_AUTH' });
     return idle;
@@ -68,7 +77,7 @@ export function startPassthrough(s: PassthroughSession, hello: HandshakeResponse
   }
   const login = new PassthroughLogin(s, hello, helloSeq, settings);
   login.run().then(
-    (outcome) => settle(s, hello, negotiated, shard, outcome),
+    (outcome) => settle(s, hello, negotiated, shard, route, outcome),
     (err: unknown) => {
       if (!s.closed) s.loginFailed(err, login.nextClientSeq, 'unknown', { user: hello.username, reason: 'backend unreachable during passthrough login' });
     },
@@ -93,7 +102,7 @@ function passthroughSettings(edge: EdgeContext, epoch: EdgeEpoch, shard: string,
   };
 }
 
-function settle(s: PassthroughSession, hello: HandshakeResponse, negotiated: Negotiated, shard: string, outcome: PassthroughOutcome): void {
+function settle(s: PassthroughSession, hello: HandshakeResponse, negotiated: Negotiated, shard: string, route: RouteChoice | null, outcome: PassthroughOutcome): void {
   if (outcome.kind === 'accepted') {
     if (s.closed) return outcome.conn.close('session closed during login');
     s.loginDone({
@@ -104,6 +113,7 @@ function settle(s: PassthroughSession, hello: HandshakeResponse, negotiated: Neg
       collation: hello.characterSet,
       plugin: outcome.plugin,
       secure: negotiated.secure,
+      route,
     });
     return s.adoptPassthrough(outcome.conn, shard);
   }

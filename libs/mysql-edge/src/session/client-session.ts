@@ -7,6 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import type { DbSpan } from '@dbproxy/observability';
 import { adoptSocket, clientAddressesOf, descriptorOf, PauseHoldTimeout, writeDirect, type ProxiedAddresses } from '@dbproxy/runtime';
 import { Command, PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
+import type { RouteChoice } from '@dbproxy/routing';
 import type { SqlRoute } from '@dbproxy/sql';
 import { peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import type { BackendConnection } from '../backend/backend-connection';
@@ -17,6 +18,7 @@ import type { EdgeEpoch } from '../epoch';
 import { MysqlEdgeErrors, reportInternal, toMysqlError, type MysqlError } from '../errors';
 import { ClientLogin, type LoginHost, type LoginResult } from '../frontend/client-login';
 import { upgradeToTls } from '../frontend/frontend-tls';
+import { countRoute, countRouteRefused, routeFields } from '../frontend/login-route';
 import { errPacket, okPacket, sessionStatus } from '../wire';
 import { BackendExchange, type CommandKind, type ExchangeOwner } from './backend-exchange';
 import { applyStatementResponse, dispatchCommand, type PendingPrepare } from './statement-commands';
@@ -71,6 +73,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   capabilities = 0;
   profile = 0;
   user = '';
+  /** The handshake route ([[mysql.routes]]) that chose this session's shard; null without routes. */
+  route: RouteChoice | null = null;
   schema: string | null = null;
   collation: number = BACKEND_COLLATION;
   charsetKey = collationKey(BACKEND_COLLATION);
@@ -461,8 +465,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.socket = tls;
   }
 
-  passthrough(hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated): PassthroughRelay | null {
-    return (this.relay = startPassthrough(this, hello, helloSeq, negotiated));
+  passthrough(hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated, route: RouteChoice | null | undefined): PassthroughRelay | null {
+    return (this.relay = startPassthrough(this, hello, helloSeq, negotiated, route));
   }
 
   adoptPassthrough(conn: BackendConnection, shard: string): void {
@@ -471,10 +475,17 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.exchange().adoptDedicated(conn, shard);
   }
 
+  /** Where this session's statements run (its cluster): the route's shard, else the default shard. */
+  get homeShard(): string {
+    return this.route?.shard ?? this.epoch.defaultShard;
+  }
+
   loginDone(result: LoginResult): void {
     if (!result.secure) queueMicrotask(() => this.readWithoutStream());
     this.login = null;
     this.user = result.user;
+    this.route = result.route;
+    countRoute(this.edge.metrics, result.route);
     this.schema = result.database;
     this.capabilities = result.capabilities;
     this.profile = result.profile;
@@ -485,7 +496,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.transition('ready', 'authenticated');
     this.openedAt = Date.now();
     this.client = peerAddress(this.socket);
-    publishOperationalEvent({ event: 'session_opened', protocol: 'mysql', session: this.connectionId, client: this.client, user: this.user, database: this.schema, listener: this.listener, tls: result.secure });
+    publishOperationalEvent({ event: 'session_opened', protocol: 'mysql', session: this.connectionId, client: this.client, user: this.user, database: this.schema, listener: this.listener, tls: result.secure, ...routeFields(this.route) });
     this.deadline = this.edge.clock.now + this.epoch.limits.clientReadTimeoutMs;
   }
 
@@ -508,6 +519,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   }
 
   loginFailed(err: unknown, seq: number, plugin: string, refusal: { readonly user: string; readonly reason: string }): void {
+    if (MysqlEdgeErrors.noRoute.is(err)) countRouteRefused(this.edge.metrics);
     this.edge.metrics.logins.inc({ result: MysqlEdgeErrors.accessDenied.is(err) ? 'denied' : 'failed', plugin, tls: String(this.secure) });
     publishOperationalEvent({ event: 'login_failed', protocol: 'mysql', client: peerAddress(this.socket), user: refusal.user, listener: this.listener, reason: refusal.reason });
     this.fatal(err, seq);
@@ -579,7 +591,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.queue = null;
     this.edge.metrics.sessions.dec({ listener: this.listener });
     if (this.openedAt !== 0) {
-      publishOperationalEvent({ event: 'session_closed', protocol: 'mysql', session: this.connectionId, client: this.client, user: this.user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(reason), detail: reason });
+      publishOperationalEvent({ event: 'session_closed', protocol: 'mysql', session: this.connectionId, client: this.client, user: this.user, listener: this.listener, duration_ms: Date.now() - this.openedAt, ...routeFields(this.route), reason: sessionCloseKind(reason), detail: reason });
     }
     this.edge.sessionClosed(this);
     this.edge.kills.ids.release(this.connectionId);

@@ -44,6 +44,8 @@ export function describeSession(s: ClientSession): SessionSnapshot {
     startedAt: s.startedAt,
     bytesIn: s.socket.bytesRead,
     bytesOut: s.socket.bytesWritten + s.directBytesOut,
+    route: s.route?.route ?? null,
+    shard: s.homeShard,
   };
 }
 

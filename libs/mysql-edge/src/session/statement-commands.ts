@@ -36,24 +36,23 @@ const CURSOR_FLAGS = 0x07; // CURSOR_TYPE_READ_ONLY | FOR_UPDATE | SCROLLABLE
  */
 function plan(s: ClientSession, route: SqlRoute): PlanResult | EveryShard {
   const e = s.epoch;
-  let shard = e.defaultShard;
-  let slot = 0;
+  // the session's own shard: its handshake route's ([[mysql.routes]]), else the default shard
+  let shard = s.homeShard;
   // without sharding rules a user limited by users.shards still reaches only its shards
   if (e.sharding.active || (e.sharding.userShards.get(s.user)?.size ?? 0) > 0) {
     const target = shardOnSession(s, route);
     if (!('kind' in target)) return refuse(s, target);
     if (target.kind === 'all') return target;
     shard = target.shard;
-    const index = shard === e.defaultShard ? -1 : e.sharding.allShards.indexOf(shard);
-    slot = shard === e.defaultShard ? 0 : index < 0 ? -1 : 1 + index;
   }
+  const slot = e.shardSlots.get(shard) ?? -1;
   const readAfterWrite = s.readAfterWrite(shard);
   const cacheable = slot >= 0;
   const variant = 8 * slot + ((s.listener === 'read_only' ? 1 : 0) | (readAfterWrite ? 2 : 0) | (route.replicaEligible ? 4 : 0));
   let variants = cacheable ? (e.plans.get(route.classification) as PlanResult[] | undefined) : undefined;
   const cached = variants?.[variant];
   if (cached !== undefined) return cached;
-  const planned = planStatement(route, { listener: s.listener, readAfterWrite, defaultShard: e.defaultShard, multiStatements: e.multiStatements, shard });
+  const planned = planStatement(route, { listener: s.listener, readAfterWrite, defaultShard: s.homeShard, multiStatements: e.multiStatements, shard });
   if (cacheable) {
     if (variants === undefined) e.plans.set(route.classification, (variants = []));
     variants[variant] = planned;
@@ -73,7 +72,7 @@ function refuse(s: ClientSession, err: DbproxyError): DbproxyError {
  */
 function shardOnSession(s: ClientSession, route: SqlRoute): DbproxyError | { kind: 'one'; shard: string } | EveryShard {
   const e = s.epoch;
-  const target = shardTarget(route, e.defaultShard, e.sharding);
+  const target = shardTarget(route, s.homeShard, e.sharding);
   if (target.kind === 'refused') return target.error;
   const ex = s.runningExchange();
   const pinShard = s.pinned && ex !== null ? ex.pinShard : null;
@@ -312,7 +311,7 @@ function prepare(s: ClientSession, p: MysqlPacket): void {
  */
 function prepareShard(s: ClientSession): string {
   const e = s.epoch;
-  if (userReaches(s, e.defaultShard)) return e.defaultShard;
+  if (userReaches(s, s.homeShard)) return s.homeShard;
   return [...(e.sharding.userShards.get(s.user) as ReadonlySet<string>)][0] as string;
 }
 
@@ -351,7 +350,7 @@ function initDb(s: ClientSession, p: MysqlPacket): void {
   const epoch = s.currentEpoch();
   s.pendingSchema = p.payload.toString(s.encoding, 1);
   const ex = s.exchange();
-  ex.plan = planCommand('schema', { listener: s.listener, readAfterWrite: s.readAfterWrite(epoch.defaultShard), defaultShard: epoch.defaultShard, multiStatements: epoch.multiStatements, shard: prepareShard(s) });
+  ex.plan = planCommand('schema', { listener: s.listener, readAfterWrite: s.readAfterWrite(s.homeShard), defaultShard: s.homeShard, multiStatements: epoch.multiStatements, shard: prepareShard(s) });
   ex.classification = null;
   ex.statement = null;
   s.runOnBackend(p, 'init-db', null);
@@ -360,7 +359,7 @@ function initDb(s: ClientSession, p: MysqlPacket): void {
 function metadata(s: ClientSession, p: MysqlPacket, kind: 'field-list' | 'statistics'): void {
   const epoch = s.currentEpoch();
   const ex = s.exchange();
-  ex.plan = planCommand('metadata', { listener: s.listener, readAfterWrite: s.readAfterWrite(epoch.defaultShard), defaultShard: epoch.defaultShard, multiStatements: epoch.multiStatements, shard: prepareShard(s) });
+  ex.plan = planCommand('metadata', { listener: s.listener, readAfterWrite: s.readAfterWrite(s.homeShard), defaultShard: s.homeShard, multiStatements: epoch.multiStatements, shard: prepareShard(s) });
   ex.classification = null;
   ex.statement = null;
   s.runOnBackend(p, kind, null);

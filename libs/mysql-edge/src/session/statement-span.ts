@@ -48,6 +48,8 @@ export interface StatementSession {
   readonly schema: string | null;
   /** The client's addresses (a PROXY protocol header's behind a load balancer). */
   readonly origin?: ProxiedAddresses;
+  /** The handshake route ([[mysql.routes]]) that chose the session's shard, when routes are configured. */
+  readonly route: { readonly route: string; readonly shard: string } | null;
 }
 
 /** The SERVER span of one command; null when tracing is off or the trace is not sampled. */
@@ -70,6 +72,8 @@ export function startStatementSpan(tracer: Tracer | null, kind: string, route: S
     'dbproxy.listener': session.listener,
     ...(session.origin ? { 'client.address': session.origin.source.address, 'client.port': session.origin.source.port } : {}),
     ...(route ? { 'dbproxy.statement_hash': route.fingerprint.hash } : {}),
+    // dbproxy.route is the statement's primary/replica route; the handshake route is its own attribute
+    ...(session.route ? { 'dbproxy.handshake_route': session.route.route, 'dbproxy.shard': session.route.shard } : {}),
   });
 }
 

@@ -150,11 +150,13 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     /** Tracked startup settings (interned: compared by identity with a pooled connection's). */
     private readonly settings: ReadonlyMap<string, string> = new Map(),
     private readonly database = '',
+    /** The handshake route ([[postgres.routes]]) that chose `shard`; null without routes. */
+    private readonly route: string | null = null,
   ) {
     this.adminId = edge.sessionIds.allocate();
     this.clientAddress = `${client.remoteAddress ?? ''}:${client.remotePort ?? 0}`;
     const pg = epoch.config.postgres;
-    this.spans = new UnitSpan(edge.tracer, { 'dbproxy.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard, 'client.address': client.remoteAddress ?? '' }, epoch.directory.databaseOf(shard));
+    this.spans = new UnitSpan(edge.tracer, { 'dbproxy.user': user, 'dbproxy.listener': listener, 'dbproxy.shard': shard, 'client.address': client.remoteAddress ?? '', ...(route === null ? {} : { 'dbproxy.handshake_route': route }) }, epoch.directory.databaseOf(shard));
     this.timing = new UnitTiming(edge.metrics.latency, listener);
     this.router = shared.router(epoch);
     this.sharded = ShardedUnits.of(epoch, this.router, user);
@@ -165,7 +167,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
     this.key = edge.cancelKeys.issue(() => this.cancelRequested());
     this.opened = { at: Date.now(), client: peerAddress(client), user };
-    publishOperationalEvent({ event: 'session_opened', protocol: 'postgres', session: this.key.processId, client: this.opened.client, user, database: epoch.directory.databaseOf(shard) ?? null, listener, tls: client instanceof TLSSocket });
+    publishOperationalEvent({ event: 'session_opened', protocol: 'postgres', session: this.key.processId, client: this.opened.client, user, database: epoch.directory.databaseOf(shard) ?? null, listener, tls: client instanceof TLSSocket, ...(route === null ? {} : { route, shard }) });
   }
 
   start(): void {
@@ -279,6 +281,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       startedAt: this.startedAt,
       bytesIn: this.client.bytesRead,
       bytesOut: this.client.bytesWritten + (this.clientFd >= 0 ? this.relay.out.flushed : 0),
+      route: this.route,
+      shard: this.shard,
     };
   }
 
@@ -792,7 +796,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.spans.abandon(reason);
     this.timing.dropped();
     const { at, client, user } = this.opened;
-    publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.key.processId, client, user, listener: this.listener, duration_ms: Date.now() - at, reason: sessionCloseKind(reason), detail: reason });
+    publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.key.processId, client, user, listener: this.listener, duration_ms: Date.now() - at, ...(this.route === null ? {} : { route: this.route }), reason: sessionCloseKind(reason), detail: reason });
     this.edge.metrics.sessions.dec({ mode: 'transaction', listener: this.listener });
     this.edge.cancelKeys.revoke(this.key);
     this.edge.idle.unwatch(this);

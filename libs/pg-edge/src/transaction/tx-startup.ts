@@ -8,6 +8,7 @@ import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } 
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup } from '../frontend-startup';
 import { handleCancel, refuse } from '../session-common';
+import { countRoute } from '../startup-routes';
 import { ClientInbox } from './client-inbox';
 import { StatementSharding } from './sharding/statement-sharding';
 import { authenticateClient } from './frontend-auth';
@@ -46,7 +47,8 @@ export async function startTransactionSession(
   // No credential is challenged before TLS when TLS is required.
   if (edge.tls.mode === 'required' && !outcome.tls) return reject(PgEdgeErrors.tlsRequired(), 'tls_required');
   const resolution = epoch.shardKey.resolve(outcome.message);
-  if (!resolution.ok) return reject(resolution.error, 'shard');
+  countRoute(edge.metrics, resolution);
+  if (!resolution.ok) return reject(resolution.error, resolution.routeRefused ? 'route' : 'shard');
   const startup = resolution.message;
   const userName = startup.parameters.get('user') ?? '';
   const inbox = new ClientInbox(socket, outcome.remainder, epoch.config.postgres.max_message_bytes);
@@ -83,7 +85,7 @@ export async function startTransactionSession(
     edge.logger.warn({ shard: resolution.shard, err: errorMessage(err) }, 'no backend to read server parameters from');
     return reject(err instanceof Error ? err : new Error(String(err)), 'no_backend');
   }
-  const session = new TransactionSession(socket, inbox, listener, edge, epoch, shared, resolution.shard, userName, settings, startup.parameters.get('database') ?? userName);
+  const session = new TransactionSession(socket, inbox, listener, edge, epoch, shared, resolution.shard, userName, settings, startup.parameters.get('database') ?? userName, resolution.route?.route ?? null);
   track(session);
   socket.write(greeting(parameters, settings, session.key));
   session.start();

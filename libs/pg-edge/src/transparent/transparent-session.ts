@@ -13,6 +13,7 @@ import {
   type Frame,
   type StartupMessage,
 } from '@dbproxy/protocol-pg';
+import type { RouteChoice } from '@dbproxy/routing';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import type { BackendTarget } from '../backend-directory';
 import { connectTcp, openBackendSocket, sendCancelRequest } from '../backend-socket';
@@ -22,6 +23,7 @@ import { PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
 import { idleTimeout, type IdleWatched } from '../idle-sweep';
 import { handleCancel, refuse, refuseAtStartup } from '../session-common';
+import { countRoute } from '../startup-routes';
 import { adoptSocketRaw, ByteReader, StateMachine, type RawListener, type SessionSnapshot } from '@dbproxy/runtime';
 import { bindLifetimes, pump, relayTo } from './socket-pair';
 import { sslAnswer } from './ssl-answer';
@@ -54,6 +56,8 @@ export class TransparentSession implements IdleWatched {
   /** The startup's user (null under TLS passthrough, which hides it), for GET /sessions and the operators' session lines. */
   private user: string | null = null;
   private database = '';
+  /** The handshake route ([[postgres.routes]]) and the shard it chose; null without routes. */
+  private route: RouteChoice | null = null;
   /** When the backend said ReadyForQuery (0 before): session lines are written from then on. */
   private openedAt = 0;
   private tls = false;
@@ -94,6 +98,8 @@ export class TransparentSession implements IdleWatched {
       startedAt: this.startedAt,
       bytesIn: this.client.bytesRead,
       bytesOut: this.client.bytesWritten,
+      route: this.route?.route ?? null,
+      shard: this.route?.shard ?? null,
     };
   }
 
@@ -260,8 +266,10 @@ export class TransparentSession implements IdleWatched {
   private async connectAndForward(client: Socket, startup: StartupMessage, remainder: Buffer): Promise<void> {
     this.user = startup.parameters.get('user') ?? '';
     const resolution = this.epoch.shardKey.resolve(startup);
+    countRoute(this.edge.metrics, resolution);
+    if (resolution.ok) this.route = resolution.route ?? null;
     if (!resolution.ok) {
-      this.edge.metrics.startupRejections.inc({ reason: 'shard' });
+      this.edge.metrics.startupRejections.inc({ reason: resolution.routeRefused ? 'route' : 'shard' });
       return this.fail(resolution.error, client);
     }
     const connectTimeoutMs = this.epoch.config.postgres.connect_timeout_seconds * 1000;
@@ -332,6 +340,7 @@ export class TransparentSession implements IdleWatched {
       'dbproxy.mode': 'transparent',
       'dbproxy.listener': this.listener,
       'dbproxy.shard': resolution.shard,
+      ...(this.route === null ? {} : { 'dbproxy.handshake_route': this.route.route }),
       'dbproxy.route': target.role,
       'dbproxy.backend': target.config.name,
       'dbproxy.fallback': fellBack,
@@ -436,14 +445,14 @@ export class TransparentSession implements IdleWatched {
 
   private opened(tls: boolean): void {
     this.openedAt = Date.now();
-    publishOperationalEvent({ event: 'session_opened', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, tls });
+    publishOperationalEvent({ event: 'session_opened', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, tls, ...(this.route === null ? {} : { route: this.route.route, shard: this.route.shard }) });
   }
 
   private close(reason: string): void {
     if (this.machine.is('closed')) return;
     this.machine.transition(this.machine.state, 'closed', reason);
     if (this.openedAt !== 0) {
-      publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(reason), detail: reason });
+      publishOperationalEvent({ event: 'session_closed', protocol: 'postgres', session: this.proxyKey?.processId ?? 0, client: this.clientAddress, user: this.user, listener: this.listener, duration_ms: Date.now() - this.openedAt, ...(this.route === null ? {} : { route: this.route.route }), reason: sessionCloseKind(reason), detail: reason });
     }
     this.edge.idle.unwatch(this);
     if (this.proxyKey) this.edge.cancelKeys.revoke(this.proxyKey);

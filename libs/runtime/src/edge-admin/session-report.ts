@@ -21,6 +21,10 @@ export interface SessionSnapshot {
   readonly startedAt: number;
   readonly bytesIn: number;
   readonly bytesOut: number;
+  /** The handshake route that chose the session's shard (null: no routes configured, or not routed yet). */
+  readonly route?: string | null;
+  /** The shard (cluster) the session runs on. */
+  readonly shard?: string | null;
 }
 
 export interface WaitQuantiles {
@@ -83,6 +87,8 @@ export function sessionJson(s: SessionSnapshot, now: number): Record<string, unk
     age_seconds: Math.max(0, Math.round((now - s.startedAt) / 100) / 10),
     bytes_in: s.bytesIn,
     bytes_out: s.bytesOut,
+    route: s.route ?? null,
+    shard: s.shard ?? null,
   };
 }
 
