@@ -12,7 +12,7 @@ export class FillAdmission {
   private readonly lookups = new Float64Array(MAX_CACHED_KEYS + 1);
   private readonly hits = new Float64Array(MAX_CACHED_KEYS + 1);
   /** Admission credit per key count: a fill is admitted each time it reaches 1 (deterministic sampling). */
-  private readonly credit = new Float64Array(MAX_CACHED_KEYS + 1).fill(1);
+  private readonly credit = new Float64Array(MAX_CACHED_KEYS + 1);
 
   /** A lookup of `keys` keys (1 for GET) hit or missed. */
   record(keys: number, hit: boolean): void {
