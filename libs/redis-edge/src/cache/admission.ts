@@ -7,6 +7,8 @@ export const MAX_CACHED_KEYS = 64;
 /** Lookups per key count after which the counts are halved (a recent window). */
 const WINDOW = 4096;
 const FULL_RATIO = 1 / 8;
+/** Below this many recent lookups of a key count the ratio says nothing yet: every miss fills (a cold cache warms up). */
+const WARM_UP = 64;
 
 export class FillAdmission {
   private readonly lookups = new Float64Array(MAX_CACHED_KEYS + 1);
@@ -26,7 +28,8 @@ export class FillAdmission {
   /** The share of misses of this key count that may fill now. */
   rate(keys: number): number {
     const lookups = this.lookups[keys];
-    const ratio = lookups === 0 ? 1 : this.hits[keys] / lookups;
+    if (lookups < WARM_UP) return 1;
+    const ratio = this.hits[keys] / lookups;
     if (ratio >= FULL_RATIO) return 1;
     return Math.max(ratio / FULL_RATIO, 1 / (8 * keys));
   }

@@ -92,6 +92,16 @@ describe('FillAdmission', () => {
     expect(Array.from({ length: 640 }, () => a.admit(8)).filter(Boolean).length).toBe(10);
   });
 
+  it('admits every fill of a key count it has seen fewer than 64 lookups of (a cold cache warms up)', () => {
+    const a = new FillAdmission();
+    for (let n = 0; n < 63; n++) {
+      a.record(1, false);
+      expect(a.admit(1)).toBe(true);
+    }
+    a.record(1, false);
+    expect(a.admit(1)).toBe(false);
+  });
+
   it('scales with the hit ratio below one in eight', () => {
     const a = new FillAdmission();
     for (let n = 0; n < 1600; n++) a.record(1, n % 16 === 0); // 1/16: half admission
