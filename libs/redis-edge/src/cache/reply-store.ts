@@ -97,7 +97,7 @@ export class ReplyStore {
       this.counters.fillsDropped++;
       return;
     }
-    const frame = Buffer.allocUnsafeSlow(end - start);
+    const frame = Buffer.allocUnsafe(end - start);
     buf.copy(frame, 0, start, end);
     this.remove(ticket.key);
     this.put(ticket.key, { frame, at: now, mgetOnly, bytes: frame.length + ticket.key.length + ENTRY_OVERHEAD });
