@@ -52,7 +52,7 @@ async function startEdge(dir, name, redisToml) {
   await waitReady(admin).catch((err) => {
     throw new Error(`${err.message}\n${proc.output()}`);
   });
-  return { port, pid: proc.child.pid, admin };
+  return { port, pid: proc.child.pid, admin, output: proc.output };
 }
 
 const processCpu = (pid) => {
@@ -66,7 +66,7 @@ async function cacheCounters(admin) {
   if (!admin) return undefined;
   const text = await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text();
   const value = (name) => text.split('\n').filter((l) => l.startsWith(name)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-  return { hits: value('dbproxy_redis_cache_hits_total'), misses: value('dbproxy_redis_cache_misses_total'), fills: value('dbproxy_redis_cache_fills_total') };
+  return { hits: value('dbproxy_redis_cache_hits_total'), misses: value('dbproxy_redis_cache_misses_total'), fills: value('dbproxy_redis_cache_fills_total'), dropped: value('dbproxy_redis_cache_fills_dropped_total') };
 }
 
 async function getRun(port, pipeline, range) {
@@ -88,7 +88,7 @@ async function measure(target, pipeline, range) {
   if (!row) return undefined;
   row.cpu = target.pid ? ((processCpu(target.pid) - before) * 1e6) / REQUESTS : NaN;
   const after = await cacheCounters(target.admin);
-  if (counters && after && target.cached) row.cache = { hits: after.hits - counters.hits, misses: after.misses - counters.misses, fills: after.fills - counters.fills };
+  if (counters && after && target.cached) row.cache = { hits: after.hits - counters.hits, misses: after.misses - counters.misses, fills: after.fills - counters.fills, dropped: after.dropped - counters.dropped };
   return row;
 }
 
@@ -130,11 +130,13 @@ async function main() {
           const direct = results.get(`redis direct|${space.name}|${P}`);
           const uncached = results.get(`redis-edge command|${space.name}|${P}`);
           const cpu = Number.isFinite(r.cpu) ? r.cpu.toFixed(2) : '-';
-          const cache = r.cache ? `${r.cache.hits}/${r.cache.misses}/${r.cache.fills}` : '';
+          const cache = r.cache ? `${r.cache.hits}/${r.cache.misses}/${r.cache.fills} (${r.cache.dropped} dropped)` : '';
           console.log(`${t.name.padEnd(26)} ${space.name.padEnd(11)} ${pad(P, 3)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)} ${pad(ratio(r.rps, direct?.rps), 10)} ${pad(t.pid ? ratio(r.rps, uncached?.rps) : '-', 12)}  ${cache}`);
         }
       }
     }
+    const warnings = cached.output().split('\n').filter((l) => l.includes('"level":40') || l.includes('"level":50'));
+    if (warnings.length > 0) console.log(`\ncached edge: ${warnings.length} warning(s), first: ${warnings[0].slice(0, 300)}`);
     console.log(`\nload average after: ${loadAverage()}`);
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
