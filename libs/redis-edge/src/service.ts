@@ -96,7 +96,7 @@ export const redisEdgeService: ServiceDefinition = {
     );
     const edge = new CommandEdge(ctx.config.current(), links, flusher, replies, m, topology, ctx.logger, ctx.tracer, admin);
     const cache = new ReplyCacheControl(edge, links, ctx.logger, ctx.metrics);
-    cache.configure(ctx.config.current().config, ctx.local.redis.enabled);
+    cache.configure(ctx.config.current().config, ctx.local.redis.enabled && ctx.servesConnections);
     const connections = new ConnectionEdge(ctx.config, topology, m, ctx.tracer, admin);
     let stopped = false;
     const sessions = new Set<Closable>();
@@ -107,7 +107,7 @@ export const redisEdgeService: ServiceDefinition = {
     });
     const unsubscribe = ctx.config.onChange((next) => {
       edge.rebuild(next.config);
-      cache.configure(next.config, ctx.local.redis.enabled);
+      cache.configure(next.config, ctx.local.redis.enabled && ctx.servesConnections);
       if (next.config.redis.mode === 'command' && !edge.table) keepLoadingTable(ctx, edge, links, () => stopped);
     });
     if (ctx.local.redis.enabled && redis().mode === 'command') keepLoadingTable(ctx, edge, links, () => stopped);
