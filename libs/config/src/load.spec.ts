@@ -182,6 +182,16 @@ describe('loading configuration', () => {
     expect(issuesOf(`${redis}mode = "optional"\n`)).toEqual([]);
   });
 
+  it('validates [redis.cache] and refuses it where it would do nothing (connection mode)', () => {
+    const redis = (mode: string, cache: string) => `[redis]\nenabled = true\nmode = "${mode}"\n[redis.cache]\n${cache}[[redis_backends]]\nname = "r"\naddress = "h:6379"\nrole = "primary"\n`;
+    expect(issuesOf(redis('command', 'enabled = true\nmax_bytes = 1048576\nmax_age_seconds = 30\n'))).toEqual([]);
+    expect(issuesOf(redis('connection', 'enabled = true\n'))).toEqual(['redis.cache.enabled: the reply cache needs redis.mode = "command" (connection mode pipes bytes unread)']);
+    expect(issuesOf(redis('connection', 'enabled = false\n'))).toEqual([]);
+    expect(issuesOf(redis('command', 'max_bytes = 0\n'))).toHaveLength(1);
+    expect(issuesOf(redis('command', 'max_age_seconds = -1\n'))).toHaveLength(1);
+    expect(issuesOf(redis('command', 'ttl = 5\n'))).toHaveLength(1);
+  });
+
   it('reports TOML syntax errors with line and column', () => {
     expect(issuesOf('[mysql\nenabled = true')[0]).toMatch(/^\(document\): line 1, column \d+: /);
   });

@@ -124,6 +124,7 @@ function checkRedis(c: DbproxyConfig, issues: ConfigIssue[]): void {
     issues.push({ path: 'redis.enabled', message: 'needs at least one [[redis_backends]] entry or [redis.cluster]' });
   }
   if (c.redis.cluster.enabled && c.redis.mode !== 'command') issues.push({ path: 'redis.cluster.enabled', message: 'a Redis Cluster needs redis.mode = "command"' });
+  if (c.redis.cache.enabled && c.redis.mode !== 'command') issues.push({ path: 'redis.cache.enabled', message: 'the reply cache needs redis.mode = "command" (connection mode pipes bytes unread)' });
   const sharding = c.redis.sharding;
   if (sharding.map && !c.redis.cluster.enabled) checkShardMap('redis.sharding.map', sharding.map, known, 'redis_backends', issues);
   if (c.redis.enabled && !c.redis.cluster.enabled && sharding.missing === 'default' && !known.has(sharding.default_shard) && known.size > 0) {

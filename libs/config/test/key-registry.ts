@@ -21,6 +21,7 @@ const PG_STATEMENT_SHARDING = 'libs/pg-edge/src/transaction/sharding/statement-s
 const PG_BACKEND_TLS = 'libs/pg-edge/src/backend-socket.ts';
 const REDIS_SERVICE = 'libs/redis-edge/src/service.ts';
 const REDIS_COMMAND = 'libs/redis-edge/src/command/command-edge.ts';
+const REDIS_CACHE = 'libs/redis-edge/src/cache/cache-settings.ts';
 const REDIS_ROUTES = 'libs/redis-edge/src/command/route-table.ts';
 const SHARD_MAP = 'libs/routing/src/shard-map.ts';
 const CONFIG_API = 'libs/config-api/src/service.ts';
@@ -292,6 +293,10 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'redis.sharding.default_shard': REDIS_ROUTES,
   'redis.sharding.map': REDIS_ROUTES,
   ...shardMapKeys('redis.sharding.map'),
+  'redis.cache': REDIS_CACHE,
+  'redis.cache.enabled': REDIS_CACHE,
+  'redis.cache.max_bytes': REDIS_CACHE,
+  'redis.cache.max_age_seconds': REDIS_CACHE,
   'redis.cluster': REDIS_SERVICE,
   'redis.cluster.enabled': REDIS_SERVICE,
   'redis.cluster.seeds': REDIS_SERVICE,

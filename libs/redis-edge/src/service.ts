@@ -6,6 +6,7 @@ import { edgeAdmin, type RejectReason, type RunningService, type ServiceContext,
 import { RedisAdmin } from './admin-sessions';
 import { TopologyClient } from '@dbproxy/topology-client';
 import { errorMessage } from '@dbproxy/util';
+import { ReplyCacheControl } from './cache/cache-control';
 import { CommandEdge } from './command/command-edge';
 import { loadCommandTable } from './command/command-table-loader';
 import { LinkDirectory } from './command/link-directory';
@@ -94,15 +95,19 @@ export const redisEdgeService: ServiceDefinition = {
       },
     );
     const edge = new CommandEdge(ctx.config.current(), links, flusher, replies, m, topology, ctx.logger, ctx.tracer, admin);
+    const cache = new ReplyCacheControl(edge, links, ctx.logger, ctx.metrics);
+    cache.configure(ctx.config.current().config, ctx.local.redis.enabled && ctx.servesConnections);
     const connections = new ConnectionEdge(ctx.config, topology, m, ctx.tracer, admin);
     let stopped = false;
     const sessions = new Set<Closable>();
     const unwatch = topology.onChange((view, previous) => {
       edge.rebuild();
+      cache.topologyChanged();
       closeOfflineHard(view, previous, links, sessions);
     });
     const unsubscribe = ctx.config.onChange((next) => {
       edge.rebuild(next.config);
+      cache.configure(next.config, ctx.local.redis.enabled && ctx.servesConnections);
       if (next.config.redis.mode === 'command' && !edge.table) keepLoadingTable(ctx, edge, links, () => stopped);
     });
     if (ctx.local.redis.enabled && redis().mode === 'command') keepLoadingTable(ctx, edge, links, () => stopped);
@@ -158,6 +163,7 @@ export const redisEdgeService: ServiceDefinition = {
           else session.close('shutdown');
         }
         sessions.clear();
+        cache.stop();
         links.close();
         topology.stop();
       },

@@ -21,6 +21,17 @@ export const redisCluster = z
   .strict()
   .refine((c) => !c.enabled || c.seeds.length > 0, { message: 'seeds must list at least one node when enabled', path: ['seeds'] });
 
+/** [redis.cache]: command mode's GET/MGET reply cache kept coherent by RESP3 client tracking (spec 002). */
+export const redisCache = z
+  .object({
+    enabled: z.boolean().default(false),
+    /** Budget of cached replies per process, split between the two generations. */
+    max_bytes: positiveInt.default(67_108_864),
+    /** An entry older than this is not served (a backstop; coherence comes from tracking). */
+    max_age_seconds: positiveSeconds.default(300),
+  })
+  .strict();
+
 export const redisSection = z
   .object({
     enabled: z.boolean().default(false),
@@ -45,5 +56,6 @@ export const redisSection = z
     pressure_margin: z.number().min(0).max(10).default(0.25),
     sharding: redisSharding.default({}),
     cluster: redisCluster.default({}),
+    cache: redisCache.default({}),
   })
   .strict();

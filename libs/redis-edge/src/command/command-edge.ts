@@ -6,6 +6,7 @@ import { tracerRecords, type Logger } from '@dbproxy/observability';
 import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
 import type { TopologyClient } from '@dbproxy/topology-client';
 import type { RedisAdmin } from '../admin-sessions';
+import type { ReplyCache } from '../cache/reply-cache';
 import type { TickFlusher } from '../io/tick-flusher';
 import type { RedisEdgeMetrics } from '../metrics';
 import type { CommandTable } from './command-table';
@@ -47,6 +48,8 @@ export class CommandEdge {
   table: CommandTable | undefined;
   routes: RouteTable;
   settings: EdgeSettings;
+  /** The GET/MGET reply cache ([redis.cache] enabled; src/cache), undefined when off. */
+  cache: ReplyCache | undefined = undefined;
   /** A tracer provider is registered: sessions make a span per command (sampled ones get attributes). */
   readonly tracing: boolean;
   private config: DeepReadonly<DbproxyConfig>;

@@ -2,6 +2,7 @@
 // blocking, cluster-wide, refused), else its keys' shard or slot, checked on the read-only
 // listener before anything is routed.
 import type { CommandBatch } from '@dbproxy/resp';
+import { cachedCommand } from '../cache/cached-commands';
 import { RedisEdgeErrors } from '../errors';
 import { blockingCommand } from './blocking';
 import { CommandFlag, Handling, RequestPolicy, ResponsePolicy } from './command-flags';
@@ -36,6 +37,8 @@ export function dispatchCommand(s: CommandSession, batch: CommandBatch, i: numbe
   if (s.tx && spec.handling !== Handling.Transaction) return s.tx.queue(s, batch, i, spec);
   if (spec.subcommands !== undefined && batch.argCount[i] >= 2) return unknownSubcommand(s, batch, i, spec);
   if (s.readOnly && !readOnlyAllows(s, spec)) return;
+  const cache = s.edge.cache;
+  if (cache !== undefined && cachedCommand(s, cache, batch, i, spec)) return;
   switch (spec.handling) {
     case Handling.Forward:
       return forward(s, batch, i, spec);

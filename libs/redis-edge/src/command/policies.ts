@@ -8,6 +8,8 @@ export interface Overlay {
   readonly reason: string;
 }
 
+/** A shared connection redirects its invalidations to one client id only: the proxy's tracker (src/cache). */
+const NO_CLIENT_TRACKING = "shared backend connections redirect their tracking to the proxy's own reply cache ([redis.cache]), so a client cannot track keys through them; use connection mode for client-side caching";
 const SHARED_CONNECTIONS = 'it acts on the backend connection, which the proxy shares between clients';
 
 const BY_NAME: Readonly<Record<string, Overlay>> = {
@@ -40,8 +42,8 @@ const BY_NAME: Readonly<Record<string, Overlay>> = {
   xread: { handling: Handling.BlockingIfBlock, reason: '' },
   xreadgroup: { handling: Handling.BlockingIfBlock, reason: '' },
   monitor: { handling: Handling.Rejected, reason: 'it streams every command the server runs, from every client' },
-  'client|tracking': { handling: Handling.Rejected, reason: 'client-side caching is not available through command mode' },
-  'client|caching': { handling: Handling.Rejected, reason: 'client-side caching is not available through command mode' },
+  'client|tracking': { handling: Handling.Rejected, reason: NO_CLIENT_TRACKING },
+  'client|caching': { handling: Handling.Rejected, reason: NO_CLIENT_TRACKING },
   'client|reply': { handling: Handling.Rejected, reason: 'the proxy matches every reply to its command, so replies cannot be switched off' },
   readonly: { handling: Handling.Rejected, reason: 'the proxy chooses replicas itself (use the read-only listener)' },
   readwrite: { handling: Handling.Rejected, reason: 'the proxy chooses replicas itself (use the read-only listener)' },

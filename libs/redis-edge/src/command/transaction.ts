@@ -3,6 +3,7 @@
 // MOVED/ASK/TRYAGAIN unless a WATCH pins it). WATCH runs on the session's own connection.
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
+import { invalidateWrite, mayWrite, writtenKeys } from '../cache/cached-commands';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
@@ -31,6 +32,8 @@ const NOT_IN_MULTI = new Set<number>([Handling.State, Handling.PubSub, Handling.
 
 export class TransactionQueue {
   readonly frames: Buffer[] = [];
+  /** Keys the queued writes change, invalidated in the reply cache when EXEC is sent (null: unknown, flush). */
+  written: string[] | null = [];
   private bytes = 0;
   dirty = false;
 
@@ -62,6 +65,7 @@ export class TransactionQueue {
       return;
     }
     this.frames.push(frame);
+    if (s.edge.cache !== undefined) this.noteWrites(s, batch, i, spec);
     s.reply(QUEUED);
   }
 
@@ -71,6 +75,13 @@ export class TransactionQueue {
     const rest = args.slice(1).map((a) => `'${a.toString('utf8', 0, Math.min(a.length, 128))}' `).join('');
     this.dirty = true;
     s.reply(Buffer.from(`-ERR unknown command '${args[0].toString('utf8', 0, 128)}', with args beginning with: ${rest}\r\n`.replace(/[\r\n]+(?!$)/g, ' ')));
+  }
+
+  private noteWrites(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): void {
+    if (!mayWrite(spec) || this.written === null) return;
+    const keys = writtenKeys(s, batch, i, spec);
+    if (keys === null) this.written = null;
+    else this.written.push(...keys);
   }
 
   private keysFit(s: CommandSession, group: number): boolean {
@@ -192,6 +203,7 @@ function exec(s: CommandSession): void {
   if (pin?.link.closed) return s.replyError(RedisEdgeErrors.watchLost(pin.route.endpoint.address));
   const route = pin?.route ?? (tx.group >= 0 ? s.routeOfGroup(tx.group) : s.homeRoute());
   if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', tx.group >= 0 ? s.edge.routes.nameOfGroup(tx.group) : s.edge.routes.shardName()));
+  if (s.edge.cache !== undefined) invalidateWrite(s.edge.cache, tx.written);
   new TransactionRun(s, tx.frames, route, pin?.link).start(s.ring.reserve(), false);
 }
 

@@ -1,0 +1,47 @@
+// Fill admission (spec 002): every fill makes the server track the keys it read, so fills are
+// admitted in proportion to the hit ratio of recent lookups, counted per key count (one shape
+// cannot starve another): full admission while one lookup in eight hits, scaled down with the
+// ratio below that, floored at one key in eight (one GET in eight, one 8-key MGET in 64).
+
+export const MAX_CACHED_KEYS = 64;
+/** Lookups per key count after which the counts are halved (a recent window). */
+const WINDOW = 4096;
+const FULL_RATIO = 1 / 8;
+/** Below this many recent lookups of a key count the ratio says nothing yet: every miss fills (a cold cache warms up). */
+const WARM_UP = 64;
+
+export class FillAdmission {
+  private readonly lookups = new Float64Array(MAX_CACHED_KEYS + 1);
+  private readonly hits = new Float64Array(MAX_CACHED_KEYS + 1);
+  /** Admission credit per key count: a fill is admitted each time it reaches 1 (deterministic sampling). */
+  private readonly credit = new Float64Array(MAX_CACHED_KEYS + 1);
+
+  /** A lookup of `keys` keys (1 for GET) hit or missed. */
+  record(keys: number, hit: boolean): void {
+    if (++this.lookups[keys] >= WINDOW) {
+      this.lookups[keys] /= 2;
+      this.hits[keys] /= 2;
+    }
+    if (hit) this.hits[keys]++;
+  }
+
+  /** The share of misses of this key count that may fill now. */
+  rate(keys: number): number {
+    const lookups = this.lookups[keys];
+    if (lookups < WARM_UP) return 1;
+    const ratio = this.hits[keys] / lookups;
+    if (ratio >= FULL_RATIO) return 1;
+    return Math.max(ratio / FULL_RATIO, 1 / (8 * keys));
+  }
+
+  /** Whether this miss of `keys` keys may arm a fill. */
+  admit(keys: number): boolean {
+    const credit = this.credit[keys] + this.rate(keys);
+    if (credit >= 1) {
+      this.credit[keys] = credit - 1;
+      return true;
+    }
+    this.credit[keys] = credit;
+    return false;
+  }
+}

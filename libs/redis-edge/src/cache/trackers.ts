@@ -1,0 +1,147 @@
+// One RESP3 tracking connection per master (HELLO 3, then CLIENT ID): the connection every shared
+// backend connection redirects its CLIENT TRACKING invalidations to. Losing one, or a change in the
+// master set, flushes the cache; fills pause until every master is tracked again.
+import { decodeReply, encodeCommand, ReplyFlag, type RespValue } from '@dbproxy/resp';
+import { errorMessage } from '@dbproxy/util';
+import type { BackendLink, FrameSink } from '../io/backend-link';
+import type { NodeEndpoint } from '../io/endpoint';
+import type { EndpointRoute, LinkDirectory } from '../command/link-directory';
+import type { FlushReason } from './reply-store';
+
+const CLIENT_ID = encodeCommand(['CLIENT', 'ID']);
+const RESP3 = Object.freeze({ protocol: 3 as const, auth: undefined, db: undefined, name: undefined });
+/** Delay before a lost tracker is opened again (doubling up to 5 s while it keeps failing). */
+const REOPEN_MS = 100;
+const MAX_REOPEN_MS = 5_000;
+
+export interface TrackerEvents {
+  /** Keys the server says changed (null: everything, as after FLUSHALL). */
+  invalidate(keys: readonly Buffer[] | null): void;
+  flush(reason: FlushReason): void;
+  /** Every master's tracker is ready again (or one stopped being ready). */
+  readinessChanged(): void;
+  warn(message: string): void;
+}
+
+class Tracker implements FrameSink {
+  /** The server's client id of this connection; 0 until CLIENT ID answered. */
+  id = 0;
+  private link: BackendLink | undefined;
+  private stopped = false;
+  private retryMs = REOPEN_MS;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly endpoint: NodeEndpoint,
+    private readonly links: LinkDirectory,
+    private readonly events: TrackerEvents,
+  ) {
+    this.open();
+  }
+
+  private open(): void {
+    this.timer = undefined;
+    if (this.stopped) return;
+    this.id = 0;
+    const link = this.links.open(this.endpoint, RESP3, this);
+    this.link = link;
+    link.write(CLIENT_ID);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.link?.close(new Error('tracker stopped'), 'tracker stopped');
+  }
+
+  onFrame(link: BackendLink, buf: Buffer, start: number, end: number, flags: number): void {
+    if (link !== this.link) return;
+    let value: RespValue;
+    try {
+      value = decodeReply(buf, start, end);
+    } catch (err) {
+      return link.close(new Error(`tracking connection sent an unreadable frame: ${errorMessage(err)}`));
+    }
+    if ((flags & ReplyFlag.Push) !== 0 || value.type === 'push') return this.push(value);
+    if (this.id === 0 && value.type === 'integer') {
+      this.id = Number(value.value);
+      this.retryMs = REOPEN_MS;
+      this.events.readinessChanged();
+      return;
+    }
+    if (value.type === 'error') link.close(new Error(`tracking connection refused: ${value.message}`));
+  }
+
+  private push(value: RespValue): void {
+    if (value.type !== 'push' || value.items.length < 2) return;
+    const [kind, body] = value.items;
+    if (kind.type !== 'bulk' || kind.value.toString() !== 'invalidate') return;
+    if (body.type === 'null') return this.events.invalidate(null);
+    if (body.type !== 'array') return;
+    const keys: Buffer[] = [];
+    for (const item of body.items) if (item.type === 'bulk') keys.push(item.value);
+    this.events.invalidate(keys);
+  }
+
+  onLinkClosed(link: BackendLink, err: Error): void {
+    if (link !== this.link || this.stopped) return;
+    const wasReady = this.id !== 0;
+    this.id = 0;
+    this.link = undefined;
+    this.events.flush('tracker_lost');
+    this.events.readinessChanged();
+    if (wasReady) this.events.warn(`redis reply cache: tracking connection to ${this.endpoint.address} lost (${err.message}); cache flushed, fills paused until it is back`);
+    this.timer = setTimeout(() => this.open(), this.retryMs);
+    this.timer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, MAX_REOPEN_MS);
+  }
+}
+
+export class TrackerSet {
+  private readonly trackers = new Map<string, Tracker>();
+
+  constructor(
+    private readonly links: LinkDirectory,
+    private readonly events: TrackerEvents,
+  ) {}
+
+  /** The masters now: trackers follow (opened, stopped); a different set flushes the cache. */
+  sync(primaries: readonly EndpointRoute[]): void {
+    const wanted = new Map(primaries.map((r) => [r.endpoint.key, r.endpoint]));
+    const same = wanted.size === this.trackers.size && [...wanted].every(([key, e]) => this.trackers.get(key)?.endpoint === e);
+    if (same) return;
+    for (const [key, tracker] of this.trackers) {
+      if (wanted.get(key) === tracker.endpoint) continue;
+      tracker.stop();
+      this.trackers.delete(key);
+    }
+    // The dead trackers' ids are forgotten before anything else, so no connection redirects at them.
+    this.events.flush('master_set');
+    for (const [key, endpoint] of wanted) if (!this.trackers.has(key)) this.trackers.set(key, new Tracker(endpoint, this.links, this.events));
+    this.events.readinessChanged();
+  }
+
+  /** Every master has a tracking connection with a known id. */
+  get allReady(): boolean {
+    if (this.trackers.size === 0) return false;
+    for (const t of this.trackers.values()) if (t.id === 0) return false;
+    return true;
+  }
+
+  /** The redirect id for connections to `endpointKey` (0: not tracked now). */
+  idFor(endpointKey: string): number {
+    return this.trackers.get(endpointKey)?.id ?? 0;
+  }
+
+  /** Trackers with a known id, of all masters. */
+  counts(): { ready: number; total: number } {
+    let ready = 0;
+    for (const t of this.trackers.values()) if (t.id !== 0) ready++;
+    return { ready, total: this.trackers.size };
+  }
+
+  stop(): void {
+    for (const t of this.trackers.values()) t.stop();
+    this.trackers.clear();
+  }
+}
