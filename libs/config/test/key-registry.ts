@@ -124,6 +124,8 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.pool_max_lifetime_seconds': MYSQL_POOLS,
   'mysql.pipeline_depth': MYSQL_EPOCH,
   'mysql.read_after_write_seconds': MYSQL_EPOCH,
+  'mysql.read_consistency': MYSQL_EPOCH,
+  'mysql.causal_wait_ms': MYSQL_EPOCH,
   'mysql.max_replica_lag_seconds': TARGETS,
   'mysql.fallback_to_primary': MYSQL_EPOCH,
   'mysql.multi_statements': MYSQL_EPOCH,
