@@ -198,6 +198,8 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'postgres.pool_acquire_timeout_seconds': PG_POOLS,
   'postgres.pool_max_per_backend': PG_POOLS,
   'postgres.read_after_write_seconds': PG_TX,
+  'postgres.read_consistency': PG_TX,
+  'postgres.causal_wait_ms': PG_TX,
   'postgres.max_result_rows': PG_TX,
   'postgres.max_result_bytes': PG_TX,
   'postgres.max_buffered_result_bytes': PG_SERVICE,
