@@ -413,6 +413,8 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   private causalWaited(conn: BackendConnection, summary: ResponseSummary): void {
     const target = this.causalWait as GtidPosition;
     this.causalWait = null;
+    // a KILL QUERY of the session ended the wait: the client gets the kill's error, not the primary's answer
+    if (summary.err && conn.interrupted) return void (this.preludeError ??= summary.err);
     const outcome = summary.err ? 'primary' : waitOutcome(summary.rows);
     const causal = this.owner.edge.causal;
     causal.count(outcome);
