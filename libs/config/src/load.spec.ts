@@ -180,6 +180,11 @@ describe('loading configuration', () => {
       'proxy.tls.mode: "required" is not implemented in this build yet in redis-edge (its listeners do not offer TLS and would accept plaintext clients)',
     ]);
     expect(issuesOf(`${redis}mode = "optional"\n`)).toEqual([]);
+    const pg = '[[postgres_backends]]\nname = "p"\naddress = "h:5432"\nrole = "primary"\ndatabase = "app"\n[postgres]\nenabled = true\nread_consistency = "causal"\n';
+    expect(issuesOf(pg)).toEqual([
+      'postgres.read_consistency: "causal" is not implemented in this build yet in transparent routing mode (a transparent session stays on one backend; set routing_mode = "transaction")',
+    ]);
+    expect(issuesOf(`${pg}routing_mode = "transaction"\n`)).toEqual([]);
   });
 
   it('validates [redis.cache] and refuses it where it would do nothing (connection mode)', () => {

@@ -56,6 +56,9 @@ export function checkPartlyBuilt(c: DbproxyConfig): ConfigIssue[] {
     const does = b.tls.ca_path === undefined ? 'trusts the public roots when there is no ca_path' : 'trusts only ca_path when it is set';
     issues.push({ path: `mysql_backends[${i}].tls.use_webpki_roots`, message: `${NOT_BUILT} in mysql-edge (it ${does}); set use_webpki_roots = ${b.tls.ca_path === undefined}` });
   });
+  if (c.postgres.read_consistency === 'causal' && c.postgres.routing_mode !== 'transaction') {
+    issues.push({ path: 'postgres.read_consistency', message: `"causal" is ${NOT_BUILT} in transparent routing mode (a transparent session stays on one backend; set routing_mode = "transaction")` });
+  }
   if (c.redis.enabled && c.proxy.tls.mode === 'required') {
     issues.push({ path: 'proxy.tls.mode', message: `"required" is ${NOT_BUILT} in redis-edge (its listeners do not offer TLS and would accept plaintext clients)` });
   }

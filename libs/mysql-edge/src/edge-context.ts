@@ -9,6 +9,7 @@ import type { CollationCatalog } from './backend/collations';
 import type { ParkedLeases } from './backend/parked-leases';
 import type { Pipelines } from './backend/pipelines';
 import type { StatementCatalog } from './backend/statement-catalog';
+import type { CausalReads } from './causal/causal-reads';
 import type { EdgeEpoch } from './epoch';
 import type { FrontendTls, PauseGate, SessionIds } from '@dbproxy/runtime';
 import type { RsaKeys } from './frontend/client-login';
@@ -68,6 +69,8 @@ export interface EdgeContext {
   readonly kills: KillSwitch;
   /** Admin session ids (GET /sessions, DELETE /v1/sessions/{id}). */
   readonly sessionIds: SessionIds;
+  /** Causal reads: replicas' applied positions learned by this process, outcome metrics (src/causal). */
+  readonly causal: CausalReads;
   /** Holds statements that start new work while an operator pauses the edge. */
   readonly pause: PauseGate;
   /** Commands dispatched since start (statements_total); sessions add to it. */

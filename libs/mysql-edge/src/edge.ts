@@ -28,6 +28,7 @@ import { ClientSession } from './session/client-session';
 import { adminKill, describeSession } from './session/session-admin';
 import type { ListenerRole } from './session/route-planner';
 import { StateTable } from './state-machine';
+import { CausalReads } from './causal/causal-reads';
 import { errPacket } from './wire';
 
 const SWEEP_INTERVAL_MS = 1000;
@@ -76,6 +77,7 @@ export class MysqlEdge implements EdgeContext {
   commandsRun = 0;
   readonly kills: KillSwitch;
   readonly fanout: FanoutCoordinator;
+  readonly causal: CausalReads;
   private readonly sessions = new Set<ClientSession>();
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly healthError = (backend: string): string | undefined => {
@@ -116,6 +118,7 @@ export class MysqlEdge implements EdgeContext {
       classification: () => this.current.router.stats(),
     });
     zeroMysqlEdgeSeries(this.metrics, [...this.current.backends.values()], this.current.routes.series());
+    this.causal = new CausalReads(ctx.metrics);
     this.fanout = new FanoutCoordinator({ epoch: () => this.current, pools: this.pools, metrics: ctx.metrics, logger: ctx.logger, bus: ctx.bus, instanceId: ctx.instanceId });
     this.kills = new KillSwitch({ bus: ctx.bus, logger: ctx.logger, endpoint: (backend) => this.pools.endpoint(backend), timeoutMs: () => this.current.config.mysql.connect_timeout_seconds * 1000 });
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);

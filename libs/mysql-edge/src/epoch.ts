@@ -19,6 +19,9 @@ export interface EdgeLimits {
   readonly maxStatements: number;
   readonly maxStatementBytes: number;
   readonly readAfterWriteMs: number;
+  /** read_consistency = "causal": reads check the replica applied the session's last write (src/causal). */
+  readonly causal: boolean;
+  readonly causalWaitMs: number;
   /** Autocommit reads per lending of a saturated pool's connection ([mysql] pipeline_depth; 1 = off). */
   readonly pipelineDepth: number;
 }
@@ -106,6 +109,8 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
       pipelineDepth: m.pipeline_depth,
       maxStatementBytes: m.max_prepared_statement_bytes,
       readAfterWriteMs: m.read_after_write_seconds * 1000,
+      causal: m.read_consistency === 'causal',
+      causalWaitMs: m.causal_wait_ms,
     },
   };
 }

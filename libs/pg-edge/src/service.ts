@@ -20,6 +20,7 @@ import { zeroPgEdgeSeries } from './initial-series';
 import { CANCEL_SUBJECT, encodeCancel, receiveCancel, refuse, refuseAtStartup } from './session-common';
 import { StartupRoutes } from './startup-routes';
 import { TransactionPools } from './transaction/backend-pools';
+import { ReplayPositions } from './transaction/causal-lsn';
 import { TxShared } from './transaction/tx-shared';
 import { routerRulesOf } from './transaction/sharding/statement-sharding';
 import { startTransactionSession } from './transaction/tx-startup';
@@ -55,7 +56,7 @@ export const pgEdgeService: ServiceDefinition = {
     const topology = new TopologyClient({ bus: ctx.bus, protocol: 'postgres', config: ctx.config, instanceId: ctx.instanceId, readiness: ctx.readiness });
     let epoch = buildEpoch(ctx.config.current(), topology);
     const pools = new TransactionPools(() => topology.current());
-    const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: routerRulesOf(e.config.postgres.sharding), multiShard: e.config.postgres.sharding.multi_shard, cacheSize: e.config.postgres.classification_cache_size, allowedFunctions: [...e.config.postgres.allowed_functions], maxParseTokens: e.config.postgres.max_parse_tokens }));
+    const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: routerRulesOf(e.config.postgres.sharding), multiShard: e.config.postgres.sharding.multi_shard, cacheSize: e.config.postgres.classification_cache_size, allowedFunctions: [...e.config.postgres.allowed_functions], maxParseTokens: e.config.postgres.max_parse_tokens }), new ReplayPositions(ctx.metrics));
     pools.configure(epoch);
     shared.resultBudget.limit = epoch.config.postgres.max_buffered_result_bytes;
     const shardOf = new Map(epoch.config.postgres_backends.map((b) => [b.name, b]));

@@ -28,6 +28,10 @@
 //              pipelined, pool of --pipeline-pool): autocommit
 //              (reads on the replica, read_after_write_seconds = 0) and in transactions; zero errors
 //              expected; prints per-backend query counters and the replica's own executes
+//   --causal   (alone) sysbench oltp_read_write, autocommit, 16 threads, --duration s, through a mysql-edge
+//              with read_consistency = "window" (read_after_write_seconds = 2) and one with "causal"
+//              (causal_wait_ms = 200), interleaved --rounds times: tps, share of reads on the replica,
+//              causal outcomes, proxy CPU per transaction
 // Starts its own MariaDB primary + replica (libs/testing), installs sysbench and haproxy with
 // apt-get when missing, runs mysql-edge + topology from dist/ (build first with `npm run build`).
 'use strict';
@@ -40,7 +44,7 @@ const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src
 const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt, checkOptions, onInterrupt } = require('../common.cjs');
 
 const SHARDED = args.includes('--sharded');
-if (!SHARDED) checkOptions(__filename, { values: ['json', 'threads', 'duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only', 'defaults', 'direct'] });
+if (!SHARDED) checkOptions(__filename, { values: ['json', 'threads', 'duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only', 'defaults', 'direct', 'causal'] });
 const DEFAULTS = args.includes('--defaults');
 if (DEFAULTS && ['--workers', '--pipeline-depth', '--pipeline-pool'].some((o) => args.includes(o))) {
   console.error('--defaults runs the shipped defaults: it does not take --workers, --pipeline-depth or --pipeline-pool');
@@ -214,6 +218,44 @@ async function soak(dir, db, natsUrl) {
   }
 }
 
+/** oltp_read_write (autocommit) through the window mode and the causal mode: where the reads ran, tps, proxy CPU. */
+async function causalComparison(dir, db) {
+  const modes = [
+    ['window (read_after_write_seconds = 2)', 'read_consistency = "window"\nread_after_write_seconds = 2\n'],
+    ['causal (causal_wait_ms = 200)', 'read_consistency = "causal"\ncausal_wait_ms = 200\n'],
+  ];
+  const edges = [];
+  for (const [label, toml] of modes) edges.push({ label, edge: await startEdge(dir, db, undefined, toml) });
+  const extra = ['--skip_trx=on', '--delete_inserts=0'];
+  try {
+    for (const { edge } of edges) sysbench('oltp_read_write', { port: edge.port, user: 'bench', password: 'bench-secret' }, 16, 'run', [...extra, '--time=3']); // warm-up
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const { label, edge } of edges) {
+        const before = await (await fetch(`http://127.0.0.1:${edge.admin}/metrics`)).text();
+        const cpu0 = treeCpu(edge.child.pid);
+        const r = sysbench('oltp_read_write', { port: edge.port, user: 'bench', password: 'bench-secret' }, 16, 'run', extra);
+        const cpu1 = treeCpu(edge.child.pid);
+        const cpu = cpu1.user + cpu1.system - cpu0.user - cpu0.system;
+        const after = await (await fetch(`http://127.0.0.1:${edge.admin}/metrics`)).text();
+        const delta = (name, labels) => metric(after, name, labels) - metric(before, name, labels);
+        const replicaReads = delta('dbproxy_mysql_queries_total', { role: 'replica' });
+        const primaryReads = delta('dbproxy_mysql_queries_total', { route: 'read_after_write' }) + delta('dbproxy_mysql_queries_total', { route: 'fallback' });
+        const outcomes = ['replica_now', 'replica_after_wait', 'primary'].map((o) => `${o} ${delta('dbproxy_causal_reads_total', { outcome: o })}`).join(', ');
+        console.log(
+          `round ${round + 1} ${label}: ${fmt(r.tps, 1)} tps, p95 ${fmt(r.p95, 2)} ms, errors ${r.errors}; reads on the replica ${replicaReads}, ` +
+            `replica-safe reads sent to the primary ${primaryReads} (replica share ${fmt((100 * replicaReads) / Math.max(1, replicaReads + primaryReads), 1)} %); ` +
+            `causal outcomes: ${outcomes}; proxy CPU ${fmt((cpu * 1e6) / Math.max(1, r.tps * DURATION), 0)} µs per transaction`,
+        );
+      }
+    }
+  } finally {
+    for (const { edge } of edges) {
+      edge.child.kill('SIGTERM');
+      await new Promise((res) => edge.child.once('exit', res));
+    }
+  }
+}
+
 async function main() {
   ensureInstalled('sysbench');
   ensureInstalled('haproxy');
@@ -234,6 +276,10 @@ async function main() {
     console.log(`preparing ${TABLES} x ${TABLE_SIZE} rows...`);
     sysbench('oltp_read_only', direct, 4, 'prepare');
     await db.waitForReplicaCatchUp({ timeoutMs: 120000 });
+    if (args.includes('--causal')) {
+      console.log(`load average ${require('node:os').loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+      return await causalComparison(dir, db);
+    }
     if (SOAK) await soak(dir, db, nats?.url);
     if (SOAK_ONLY) return;
     const haproxyPort = await freePort();

@@ -90,6 +90,14 @@ export const mysqlSection = z
      */
     pipeline_depth: z.number().int().min(1).max(64).default(1),
     read_after_write_seconds: nonNegativeSeconds.default(2),
+    /**
+     * "window": reads go to the primary for read_after_write_seconds after a write. "causal": the
+     * session remembers the GTID its write committed as (MariaDB last_gtid session tracking) and a
+     * later read runs on a replica that has applied it (waiting up to causal_wait_ms), else the primary.
+     */
+    read_consistency: z.enum(['window', 'causal']).default('window'),
+    /** Causal reads: how long a read waits on a replica for the session's last write (MASTER_GTID_WAIT) before the primary serves it. */
+    causal_wait_ms: z.number().int().min(0).max(60000).default(200),
     max_replica_lag_seconds: nonNegativeSeconds.default(30),
     fallback_to_primary: z.boolean().default(true),
     multi_statements: z.enum(['reject', 'primary']).default('reject'),

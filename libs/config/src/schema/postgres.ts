@@ -36,6 +36,13 @@ export const postgresSection = z
     pool_acquire_timeout_seconds: positiveSeconds.default(5),
     pool_max_per_backend: positiveInt.default(32),
     read_after_write_seconds: nonNegativeSeconds.default(2),
+    /**
+     * Transaction mode: "window" (read_after_write_seconds) or "causal": after a unit that wrote
+     * commits, reads run on a replica whose replayed LSN reached the primary's WAL position at the
+     * commit (polled up to causal_wait_ms), else on the primary.
+     */
+    read_consistency: z.enum(['window', 'causal']).default('window'),
+    causal_wait_ms: z.number().int().min(0).max(60000).default(200),
     max_result_rows: positiveInt.default(100000),
     max_result_bytes: positiveInt.default(67108864),
     /** Transaction mode: result bytes all sessions of one process may hold at once (each session's own bound is max_result_bytes). */

@@ -100,6 +100,8 @@ export class BackendConnection {
   statementValues = false;
   /** A KILL QUERY was sent for its thread (src/kill): it may land late, so no other client ever gets the connection. */
   interrupted = false;
+  /** Causal reads: the connection reports last_gtid in its OK packets, set again after every reset (src/causal). */
+  trackedAfterReset: string | null = null;
   readonly statements: BackendStatements;
   private state: BackendConnectionState = 'ready';
   private readonly socket: Socket;
@@ -296,11 +298,19 @@ export class BackendConnection {
    */
   reset(): Promise<void> {
     if (!this.needsReset) return RESOLVED;
+    // COM_RESET_CONNECTION restores session_track_system_variables: causal reads track last_gtid again, in the same write
+    const again = this.trackedAfterReset;
     return new Promise<void>((resolve, reject) => {
+      let pending = again === null ? 1 : 2;
+      let failed = false;
       const sink: ResponseSink = {
         deliver: () => undefined,
         responseEnd: (_tag, summary) => {
-          if (summary.err) return reject(MysqlEdgeErrors.backendProtocol(this.backend, `reset: ${summary.err.code} ${summary.err.message}`));
+          if (summary.err && !failed) {
+            failed = true;
+            reject(MysqlEdgeErrors.backendProtocol(this.backend, `reset: ${summary.err.code} ${summary.err.message}`));
+          }
+          if (--pending > 0 || failed) return;
           this.detach(sink, 'reset');
           this.statements.clear();
           this.charsetKey = collationKey(BACKEND_COLLATION);
@@ -312,7 +322,9 @@ export class BackendConnection {
       };
       this.expect(Command.ResetConnection, Mode.Swallow, RESET_TAG, sink);
       this.attach(sink, 'reset');
-      this.write(RESET_PACKET);
+      if (again === null) return this.write(RESET_PACKET);
+      this.expect(Command.Query, Mode.Swallow, RESET_TAG, sink);
+      this.writev([RESET_PACKET, queryPacket(again)]);
     });
   }
 

@@ -11,6 +11,7 @@ import { retirementOf, testHostAddress, type TopologyView } from '@dbproxy/topol
 import type { EdgeEpoch } from '../epoch';
 import type { StateTable } from '../state-machine';
 import { BackendConnection, type BackendConnectionState } from './backend-connection';
+import { TRACK_LAST_GTID } from '../causal/causal-reads';
 import { openBackend, type BackendEndpoint, type SetupQuery } from './backend-handshake';
 import { FORWARDABLE_MARIADB_CAPABILITIES, probeBackends, type BackendIdentities } from './backend-identity';
 import { MysqlEdgeErrors } from '../errors';
@@ -283,6 +284,8 @@ export class BackendPools {
         const epoch = this.deps.epoch();
         const setup: SetupQuery[] = [];
         if (!this.deps.collations.loaded) setup.push({ sql: COLLATIONS_QUERY, rows: (rows) => this.deps.collations.load(rows) });
+        const causal = epoch.config.mysql.read_consistency === 'causal';
+        if (causal) setup.push({ sql: TRACK_LAST_GTID });
         try {
           const opened = await openBackend(this.endpoint(backend, origin), capabilities, setup, signal, mariaDb);
           this.deps.identities.learn(backend, opened.handshake);
@@ -292,7 +295,9 @@ export class BackendPools {
           }
           this.deps.onConnect(backend, true);
           const mysql = epoch.config.mysql;
-          return new BackendConnection(opened, { backend, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: this.deps.states, logger: this.deps.logger });
+          const conn = new BackendConnection(opened, { backend, maxResultBytes: mysql.max_result_bytes, maxStatements: Math.min(256, mysql.max_prepared_statements), states: this.deps.states, logger: this.deps.logger });
+          if (causal) conn.trackedAfterReset = TRACK_LAST_GTID;
+          return conn;
         } catch (err) {
           this.deps.onConnect(backend, false);
           throw err;

@@ -23,6 +23,8 @@ import { backendCallStarts, backendReplied } from './statement-span';
 import type { BackendThread } from '../kill/kill-switch';
 import type { ResponseHold } from '../fanout/session-fanout';
 import { StatementTiming } from './statement-timing';
+import { onlyLastGtid, waitOutcome, waitQuery } from '../causal/causal-reads';
+import type { GtidPosition } from '../causal/gtid-position';
 
 export type CommandKind = 'query' | 'execute' | 'prepare' | 'field-list' | 'statistics' | 'init-db' | 'fetch' | 'stmt-reset';
 
@@ -50,6 +52,8 @@ export interface ExchangeOwner {
   sendHeld(response: Buffer): void;
   /** The server asked for a LOAD DATA LOCAL file (request `requestSeq` forwarded): the client's next packets are the file. */
   startUpload(conn: BackendConnection, requestSeq: number): void;
+  /** Causal reads: the position a replica must have applied to serve this session's read on `shard` (null: none). */
+  causalTarget(shard: string): GtidPosition | null;
   /** What the response changed: schema, autocommit, character set, statements... */
   applyResponse(kind: CommandKind, summary: ResponseSummary, exchange: BackendExchange, conn: BackendConnection): void;
 }
@@ -61,6 +65,7 @@ const NEUTRAL_SCHEMA = 'information_schema';
 const TAG_CHARSET = 3;
 const TAG_PREPARE = 4;
 const TAG_BEGIN = 5;
+const TAG_CAUSAL = 6;
 const TRANSACTIONAL: ReadonlySet<PinCause> = new Set(['transaction', 'autocommit', 'implicit_transaction']);
 
 export class BackendExchange implements ResponseSink, ParkedHolder {
@@ -99,6 +104,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** Role of the backend the command runs on (the pinned one's while pinned). */
   private role: 'primary' | 'replica' = 'primary';
   private waiter: AbortController | null = null;
+  /** Causal reads: the position the chosen replica must reach before the command runs there (MASTER_GTID_WAIT first). */
+  private causalWait: GtidPosition | null = null;
+  private causalWaitStarted = 0;
+  /** The wait timed out: the command goes to the primary instead. */
+  private causalMissed = false;
   private span: DbSpan | null = null;
   private readonly parts: Buffer[] = [];
   /** The pool of the clean connection kept between statements (see ParkedLeases); null when none. */
@@ -133,6 +143,8 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.timing.received();
     this.fellBack = false;
     this.opened = false;
+    this.causalWait = null;
+    this.causalMissed = false;
     if (this.pin !== null && this.conn !== null) {
       this.shard = this.pinShard ?? this.shard;
       return this.begin();
@@ -153,6 +165,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       edge.metrics.fallbacks.inc({ reason: 'no_replica' });
     }
     this.role = backend.role === 'replica' ? 'replica' : 'primary';
+    if (plan.role === 'replica' && owner.listener === 'read_write') this.checkCausal(plan.shard, backend.name);
     const pool = edge.pools.pool(backend.name, owner.profile, owner.origin);
     if (pool === undefined) return this.fail(MysqlEdgeErrors.noBackend(plan.role, plan.shard, `backend "${backend.name}" is not in configuration epoch ${owner.epoch.epoch}`), -1);
     this.borrow(pool, plan);
@@ -178,7 +191,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       return this.begin();
     }
     const depth = owner.epoch.limits.pipelineDepth;
-    const lending = depth > 1 && plan.pipelinable === true ? edge.pipelines.join(pool, depth, this.fits) : undefined;
+    const lending = depth > 1 && plan.pipelinable === true && this.causalWait === null ? edge.pipelines.join(pool, depth, this.fits) : undefined;
     if (lending !== undefined) {
       this.lending = lending;
       this.conn = lending.connection;
@@ -211,6 +224,21 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         this.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendConnect(pool.backend, String(err)), -1);
       },
     );
+  }
+
+  /**
+   * Causal reads: a replica read of a session that wrote on the shard runs at once when this process
+   * knows the replica applied the write, else after a MASTER_GTID_WAIT prelude; a read the
+   * directory sent to the primary (no usable replica) counts as served there.
+   */
+  private checkCausal(shard: string, backend: string): void {
+    if (this.kind !== 'query' && this.kind !== 'execute') return;
+    const target = this.owner.causalTarget(shard);
+    if (target === null) return;
+    const causal = this.owner.edge.causal;
+    if (this.role !== 'replica') causal.count('primary');
+    else if (causal.known(backend, target)) causal.count('replica_now');
+    else this.causalWait = target;
   }
 
   /** A lending this command can join: its connection open, nothing to replay, its statement prepared there. */
@@ -262,6 +290,12 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       parts.push(queryPacket(this.beginPrelude));
       conn.expect(Command.Query, Mode.Swallow, TAG_BEGIN, this);
       this.beginPrelude = null;
+      this.pendingPreludes++;
+    }
+    if (this.causalWait !== null) {
+      parts.push(queryPacket(waitQuery(this.causalWait, owner.epoch.limits.causalWaitMs)));
+      conn.expect(Command.Query, Mode.Swallow, TAG_CAUSAL, this);
+      this.causalWaitStarted = performance.now();
       this.pendingPreludes++;
     }
     if (this.pendingPreludes > 0) return this.flush(conn);
@@ -374,13 +408,36 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   }
 
   private preludeDone(conn: BackendConnection, tag: number, summary: ResponseSummary): void {
-    if (summary.err) this.preludeError ??= summary.err;
+    if (tag === TAG_CAUSAL) this.causalWaited(conn, summary);
+    else if (summary.err) this.preludeError ??= summary.err;
     else if (tag === TAG_SCHEMA) conn.schema = this.schemaSent;
     else if (tag === TAG_CHARSET) conn.charsetKey = this.charsetSent;
     else if (tag === TAG_BEGIN) this.inTransaction = this.opened = true;
     if (--this.pendingPreludes > 0) return;
     if (this.preludeError) return this.forwardError(this.preludeError);
+    if (this.causalMissed) return this.causalFallback();
     this.sendMain(conn);
+  }
+
+  /** The replica answered the wait: it has the session's write (now or after waiting), or the read goes to the primary (timeout, or an error such as a replica without GTIDs). */
+  private causalWaited(conn: BackendConnection, summary: ResponseSummary): void {
+    const target = this.causalWait as GtidPosition;
+    this.causalWait = null;
+    // a KILL QUERY of the session ended the wait: the client gets the kill's error, not the primary's answer
+    if (summary.err && conn.interrupted) return void (this.preludeError ??= summary.err);
+    const outcome = summary.err ? 'primary' : waitOutcome(summary.rows);
+    const causal = this.owner.edge.causal;
+    causal.count(outcome);
+    if (outcome !== 'replica_now') causal.waited(outcome, (performance.now() - this.causalWaitStarted) / 1000);
+    if (outcome === 'primary') this.causalMissed = true;
+    else causal.learned(conn.backend, target);
+  }
+
+  /** The replica did not catch up within causal_wait_ms: its connection goes back (clean), the primary serves the read. */
+  private causalFallback(): void {
+    const plan = this.plan as Plan;
+    this.release(true, 'causal-wait-timeout');
+    this.acquire({ ...plan, role: 'primary', reserved: false, label: 'read_after_write' });
   }
 
   /** A backend ERR the client must see instead of its command's response. */
@@ -399,7 +456,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const c = this.classification;
     const kind = this.kind;
     // the server flags tracked variables it changed: replayed settings and autocommit (a transaction matter) are the edge's to track
-    if (c !== null && (leavesUntrackedState(c) || (c.session.kind !== 'replay' && c.family !== 'transaction' && hasFlag(summary.statusFlags, ServerStatus.SessionStateChanged)))) conn.dirty = true;
+    if (c !== null && (leavesUntrackedState(c) || (c.session.kind !== 'replay' && c.family !== 'transaction' && hasFlag(summary.statusFlags, ServerStatus.SessionStateChanged) && !onlyLastGtid(summary)))) conn.dirty = true;
     if (c !== null && leavesStatementValues(c)) conn.statementValues = true;
     this.owner.applyResponse(kind, summary, this, conn);
     if (!ok) this.owner.edge.metrics.errors.inc({ code: String((summary.err as ErrPacket).code) });

@@ -31,6 +31,7 @@ import { startStatementSpan } from './statement-span';
 import type { SessionFanout } from '../fanout/session-fanout';
 import type { HandshakeResponse } from '@dbproxy/protocol-mysql';
 import { startPassthrough, type Negotiated, type PassthroughRelay } from '../passthrough/passthrough-session';
+import type { GtidPosition } from '../causal/gtid-position';
 
 const SESSION = Symbol('mysql-edge session');
 type SessionSocket = Socket & { [SESSION]?: ClientSession };
@@ -84,6 +85,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   secure = false;
   /** When this session last wrote on each shard: the read-after-write window is per shard. */
   private readonly lastWriteAt = new Map<string, number>();
+  /** Causal reads: the GTID this session's last commit on each shard got (read_consistency = "causal"). */
+  private readonly causalTargets = new Map<string, GtidPosition>();
   /**
    * With sharding, a BEGIN / START TRANSACTION the edge answered itself: it is sent (as it was
    * written) before the next statement, on that statement's shard, which the transaction then keeps.
@@ -183,8 +186,17 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     return (this.epoch = this.edge.epoch());
   }
 
-  /** True while reads of `shard` must go to its primary after this session's last write there. */
+  /**
+   * True while reads of `shard` must go to its primary after this session's last write there: within
+   * read_after_write_seconds of it, or (causal reads) for the commands that run no wait (prepares,
+   * metadata commands, every-shard reads) once the session wrote there.
+   */
   readAfterWrite(shard: string): boolean {
+    return this.windowOpen(shard) || this.causalTargets.has(shard);
+  }
+
+  /** Within read_after_write_seconds of this session's last write on `shard` (not covered by a tracked GTID). */
+  windowOpen(shard: string): boolean {
     if (this.lastWriteAt.size === 0) return false;
     const at = this.lastWriteAt.get(shard);
     if (at === undefined) return false;
@@ -195,6 +207,18 @@ export class ClientSession implements LoginHost, ExchangeOwner {
 
   noteWrite(shard: string): void {
     if (this.epoch.limits.readAfterWriteMs > 0) this.lastWriteAt.set(shard, Date.now());
+  }
+
+  /** Causal reads: the write committed as `gtid`; reads wait for it on replicas instead of the window. */
+  noteCommit(shard: string, gtid: GtidPosition): void {
+    this.causalTargets.set(shard, gtid);
+    this.lastWriteAt.delete(shard);
+  }
+
+  /** The position a replica must have applied before it serves this session's read on `shard`; null: none needed. */
+  causalTarget(shard: string): GtidPosition | null {
+    if (this.causalTargets.size === 0 || !this.epoch.limits.causal) return null;
+    return this.causalTargets.get(shard) ?? null;
   }
 
   charsetStatement(): string {

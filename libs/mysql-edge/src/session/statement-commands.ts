@@ -19,6 +19,7 @@ import { StatementRegistry, type ClientStatement, type StatementSource } from '.
 import type { DbproxyError } from '@dbproxy/util';
 import { refusalReason, shardTarget } from '../sharding/shard-target';
 import { runEveryShard, type EveryShard, type EveryShardCommand } from '../sharding/every-shard-read';
+import { lastGtidOf } from '../causal/causal-reads';
 
 export interface PendingPrepare {
   readonly id: number;
@@ -46,7 +47,7 @@ function plan(s: ClientSession, route: SqlRoute): PlanResult | EveryShard {
     shard = target.shard;
   }
   const slot = e.shardSlots.get(shard) ?? -1;
-  const readAfterWrite = s.readAfterWrite(shard);
+  const readAfterWrite = s.windowOpen(shard);
   const cacheable = slot >= 0;
   const variant = 8 * slot + ((s.listener === 'read_only' ? 1 : 0) | (readAfterWrite ? 2 : 0) | (route.replicaEligible ? 4 : 0));
   let variants = cacheable ? (e.plans.get(route.classification) as PlanResult[] | undefined) : undefined;
@@ -401,7 +402,12 @@ export function applyStatementResponse(s: ClientSession, kind: CommandKind, summ
 
 function afterStatement(s: ClientSession, summary: ResponseSummary, ex: BackendExchange, conn: BackendConnection): void {
   s.autocommit = hasFlag(summary.statusFlags, ServerStatus.Autocommit);
-  if (s.listener === 'read_write') noteWrites(s, ex.shard, ex.plan?.write === true, holdsTransaction(summary));
+  const inTransaction = holdsTransaction(summary);
+  // causal reads: the OK of an autocommit write or COMMIT carries the GTID it committed as
+  const committed = s.epoch.limits.causal && !inTransaction ? lastGtidOf(summary) : null;
+  if (committed !== null) s.noteCommit(ex.shard, committed);
+  else if (s.listener === 'read_write') noteWrites(s, ex.shard, ex.plan?.write === true, inTransaction);
+  if (committed !== null) s.transactionWrote = false;
   const effect = ex.classification?.session;
   if (effect?.kind !== 'replay' || s.currentSql === null) return;
   if (effect.setting === 'database') {

@@ -12,6 +12,7 @@ import {
   type Frame,
 } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
+import { awaitReplay, currentWalLsn } from './causal-lsn';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { sendCancelRequest } from '../backend-socket';
@@ -101,6 +102,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   private readonly flags: Flags = { pin: false, write: false, stateful: false, dropsStatements: false };
   /** The open transaction wrote: its end (COMMIT) opens the read-after-write window, when the write becomes visible. */
   private wroteInTransaction = false;
+  /** Causal reads: the primary's WAL position after this session's last committed write; a replica serves its reads once it replayed it. */
+  private causalTarget: bigint | undefined;
   /** A refused batch whose Sync has not arrived: the answer waits for it. */
   private refusedUntilSync: Error | undefined;
   /** That refusal's ErrorResponse already went out (a backend lost mid-batch): the Sync gets only ReadyForQuery. */
@@ -397,6 +400,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       if (choice.fellBack) this.routeCounters.fallback.inc();
       const target = choice.target as NonNullable<typeof choice.target>;
       name = target.config.name;
+      if (this.causalTarget !== undefined && decision.role === 'replica' && target.role !== 'replica') this.shared.replay.count('primary');
       this.routeCounters[target.role].inc();
       this.spans.acquiring(name, target.config.address, target.role, choice.fellBack);
       this.timing.acquiring(choice.fellBack ? 'fallback' : target.role, name);
@@ -408,7 +412,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     const depth = pg.pipeline_depth;
     // a transaction BEGIN opened here goes to the connection first: it is held from now on
     const reserved = decision.reserved || this.sharded?.deferred.pending === true;
-    const joinable = depth > 1 && synced && decision.pipelinable && !reserved;
+    const joinable = depth > 1 && synced && decision.pipelinable && !reserved && this.causalTarget === undefined;
     // a sharded unit may carry a deferred BEGIN: it does not run again
     if (!this.sharded) this.retry = { emit: fromPlan ? (out, expect) => this.plan.emitAgain(this.connection(), out, expect) : emit, synced, fromPlan, name, reserved };
     const idle = this.shared.pools.tryAcquire(name, reserved, joinable);
@@ -455,6 +459,40 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       this.shared.pools.release(lease, true);
       return this.onAcquireFailed(lease.backend, PgEdgeErrors.queryCanceled(), synced, fromPlan);
     }
+    const target = this.causalTarget;
+    if (target !== undefined && this.epoch.config.postgres.read_consistency === 'causal' && this.epoch.directory.config(lease.backend)?.role === 'replica') {
+      if (!this.shared.replay.known(lease.backend, target)) return this.awaitReplica(lease, target, emit, synced, fromPlan);
+      this.shared.replay.count('replica_now');
+    }
+    this.takeLease(lease, emit, synced, fromPlan);
+  }
+
+  /** Causal reads: the replica runs the unit once it replayed `target` (polled up to causal_wait_ms), else the primary does. */
+  private awaitReplica(lease: PgLease, target: bigint, emit: Emit, synced: boolean, fromPlan: boolean): void {
+    const pg = this.epoch.config.postgres;
+    awaitReplay(lease.connection, lease.backend, target, pg.causal_wait_ms, this.shared.replay, pg.query_timeout_seconds * 1000).then(
+      (outcome) => {
+        if (!this.machine.is('running') || this.cancelWhileWaiting) {
+          this.shared.pools.release(lease, true);
+          if (this.machine.is('running')) this.onAcquireFailed(lease.backend, PgEdgeErrors.queryCanceled(), synced, fromPlan);
+          return;
+        }
+        if (outcome !== 'primary') return this.takeLease(lease, emit, synced, fromPlan);
+        this.shared.pools.release(lease, true);
+        const shard = this.epoch.directory.config(lease.backend)?.shard ?? this.shard;
+        const primary = this.epoch.directory.require(shard, 'primary', this.shared.pools, false).target?.config.name;
+        if (primary === undefined) return this.onAcquireFailed(lease.backend, PgEdgeErrors.queryCanceled(), synced, fromPlan);
+        if (this.retry) this.retry = { ...this.retry, name: primary };
+        this.acquireOn(primary, { shard, role: 'primary', reserved: false, joinable: false, emit, synced, fromPlan });
+      },
+      (err: unknown) => {
+        this.shared.pools.release(lease, false, 'causal-check-failed');
+        if (this.machine.is('running')) this.onAcquireFailed(lease.backend, err, synced, fromPlan);
+      },
+    );
+  }
+
+  private takeLease(lease: PgLease, emit: Emit, synced: boolean, fromPlan: boolean): void {
     this.lease = lease;
     lease.connection.unnamedHolds = undefined;
     this.spans.acquired();
@@ -487,7 +525,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     const sharded = this.sharded as ShardedUnits;
     for (const shard of shards) this.edge.metrics.shardUnits.inc({ shard });
     this.machine.transition(this.machine.state, 'running', 'read on every shard');
-    const replica = route.replicaEligible && !this.window.requiresPrimary(performance.now());
+    const replica = route.replicaEligible && !this.window.requiresPrimary(performance.now()) && this.causalTarget === undefined;
     const finish = (bytes: Buffer, failed: boolean, error?: Error) => {
       if (!this.machine.is('running')) return;
       if (fromPlan && failed) this.plan.discard();
@@ -624,12 +662,42 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       this.relay.draining = undefined;
     }
     const wrote = this.flags.write || this.wroteInTransaction;
+    if (wrote && status === IDLE && this.capturesCommit()) return this.captureCommit(lease, status);
     if (wrote) this.window.noteWrite(performance.now());
+    this.endUnit(lease, status, wrote);
+  }
+
+  private endUnit(lease: PgLease, status: number, wrote: boolean): void {
     this.wroteInTransaction = wrote && status !== IDLE;
     this.lastStatus = status;
     this.afterUnit(lease, status);
     this.flushClient();
     this.pump();
+  }
+
+  /** Causal reads: a committed write on a connection that goes back to the pool (a pinned session reads on it anyway). */
+  private capturesCommit(): boolean {
+    return this.epoch.config.postgres.read_consistency === 'causal' && this.held !== 'pinned' && !this.flags.pin;
+  }
+
+  /**
+   * The write committed: before the client hears ReadyForQuery, the primary's WAL position (at or
+   * past the commit) becomes what replicas must have replayed; the window applies when it cannot be read.
+   */
+  private captureCommit(lease: PgLease, status: number): void {
+    const conn = lease.connection;
+    conn.detach(this.backendSide);
+    const done = (lsn: bigint | null) => {
+      if (!this.machine.is('running') || this.lease !== lease) return;
+      if (lsn === null) this.window.noteWrite(performance.now());
+      else {
+        // the transaction's earlier statements opened the window: the commit's position replaces it
+        this.window.reset();
+        this.causalTarget = lsn;
+      }
+      this.endUnit(lease, status, true);
+    };
+    currentWalLsn(conn, this.epoch.config.postgres.query_timeout_seconds * 1000).then(done, () => done(null));
   }
 
   private afterUnit(lease: PgLease, status: number): void {

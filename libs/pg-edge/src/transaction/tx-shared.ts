@@ -6,6 +6,7 @@ import { PgEdgeErrors } from '../errors';
 import type { TransactionPools } from './backend-pools';
 import { StatementRoutes } from './batch-plan';
 import { ScramSecrets } from './frontend-auth';
+import type { ReplayPositions } from './causal-lsn';
 import { ResultBudget } from './result-budget';
 import { SessionSettings } from './session-settings';
 
@@ -29,6 +30,8 @@ export class TxShared {
   constructor(
     readonly pools: TransactionPools,
     private readonly makeRouter: (epoch: EdgeEpoch) => SqlRouter,
+    /** Causal reads: replicas' replayed LSNs seen by this process, outcome metrics. */
+    readonly replay: ReplayPositions,
   ) {
     this.settings = new SessionSettings(pools);
     this.sweeper = setInterval(() => {
