@@ -17,6 +17,8 @@ import { runsOnXa } from '../fanout/session-xa';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
 import { StatementRegistry, type ClientStatement, type StatementSource } from './statement-registry';
 import type { DbproxyError } from '@dbproxy/util';
+import { cachedRead, invalidationHold } from '../cache/session-cache';
+import type { ResponseHold } from '../fanout/session-fanout';
 import { refusalReason, shardTarget } from '../sharding/shard-target';
 import { runEveryShard, type EveryShard, type EveryShardCommand } from '../sharding/every-shard-read';
 
@@ -184,14 +186,22 @@ function query(s: ClientSession, p: MysqlPacket): void {
   const planned = plan(s, route);
   if (isEveryShard(planned)) return readEveryShard(s, { kind: 'query', packet: p }, route, planned.shards);
   if (!isPlan(planned)) return s.fail(planned);
-  const ex = s.exchange();
   const opened = withOpener(s, planned);
+  // the result cache (src/cache): a hit is answered without a backend, a miss runs through runQuery
+  if (cachedRead(s, route, sql, opened, (cachePlan, fill) => runQuery(s, p, sql, route, cachePlan, fill))) return;
+  runQuery(s, p, sql, route, opened, null);
+}
+
+function runQuery(s: ClientSession, p: MysqlPacket, sql: string, route: SqlRoute, opened: Plan, fill: ResponseHold | null): void {
+  const ex = s.exchange();
   // fanout mode = "xa" (src/fanout/session-xa.ts): answered through the xa-coordinator, not run here
   if (runsOnXa(s, { kind: 'query', sql }, route, opened.shard, ex.pin)) return;
   // fanout (src/fanout): copies of DML on fanout tables, merged SHOW WARNINGS
   const hold = queryHold(s, p, sql, route, opened, ex.pin);
   if (isHoldError(hold)) return s.fail(hold);
-  ex.hold = hold;
+  // a fill needs the response to itself; writes to cached tables wait for their generation bump
+  ex.hold = fill !== null && hold === null ? fill : invalidationHold(s, route.classification, hold);
+  if (fill !== null && hold !== null) fill.abandon?.();
   ex.plan = opened;
   ex.beginPrelude = s.pinned ? null : s.pendingBegin;
   ex.classification = route.classification;
@@ -247,7 +257,7 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   // fanout (src/fanout): copies of DML on fanout tables
   const hold = executeHold(s, p, statement, route, planned, ex.pin);
   if (isHoldError(hold)) return s.fail(hold);
-  ex.hold = hold;
+  ex.hold = invalidationHold(s, route.classification, hold);
   ex.plan = planned;
   ex.beginPrelude = s.pinned ? null : s.pendingBegin;
   ex.classification = route.classification;
