@@ -14,7 +14,6 @@ const coveringEntry = (key: string) => NOT_BUILT_KEYS.find((e) => key === e.path
 const concrete = (path: string) => path.replaceAll('[]', '[0]');
 
 const BASE = 'mysql_backends = [{ name = "p", address = "h:3306", role = "primary" }]\n';
-const REDIS_TLS = (line: string) => `[[redis_backends]]\nname = "r"\naddress = "h:6379"\nrole = "primary"\n[redis_backends.tls]\n${line}\n`;
 
 /** A document that sets the refused key (to something other than its default). */
 const SAMPLES: Readonly<Record<string, string>> = {};

@@ -89,6 +89,9 @@ export class ResultCache {
   /** Largest entry seen per statement shape (fingerprint text: literals replaced). */
   private readonly sizes = new Map<string, number>();
   private busUp: boolean;
+  /** Generations were bumped since Redis was (re)connected and no bump failed since. */
+  private recovered = false;
+  private recovering = false;
   private readonly subscription: Subscription;
   private readonly unwatchBus: () => void;
 
@@ -101,20 +104,51 @@ export class ResultCache {
     });
   }
 
-  /** Follows a new configuration epoch (a changed redis_backend reconnects). */
+  /** Follows a new configuration epoch (a changed redis_backend reconnects, a changed table list re-bumps). */
   configure(config: DeepReadonly<DbproxyConfig>): void {
+    const previous = [...this.settings.tables].sort().join();
     this.settings = settingsOf(config);
     const target = targetOf(config);
-    if ((target?.key ?? '') === this.storeKey) return;
-    this.store?.close();
-    this.store = target === null ? null : new ResultStore(target, () => undefined);
-    this.storeKey = target?.key ?? '';
+    if ((target?.key ?? '') !== this.storeKey) {
+      this.store?.close();
+      this.recovered = false;
+      const store = target === null ? null : new ResultStore(target, () => this.onStoreStatus(store));
+      this.store = store;
+      this.storeKey = target?.key ?? '';
+    } else if (previous !== [...this.settings.tables].sort().join()) {
+      // a table that was not cached had writes nobody bumped for: entries of an earlier listing must go
+      this.recovered = false;
+      this.onStoreStatus(this.store);
+    }
   }
 
-  /** The store, when the cache may be used now (fail closed: Redis and the bus are both up). */
+  /**
+   * Redis came (back): before the cache is used again, every cached table's generation is bumped,
+   * so entries stored before writes that could not bump (Redis was away) are never read.
+   */
+  private onStoreStatus(store: ResultStore | null): void {
+    if (store === null || store !== this.store) return;
+    if (!store.ready) {
+      this.recovered = false;
+      return;
+    }
+    if (this.recovered || this.recovering) return;
+    this.recovering = true;
+    store
+      .bump([...this.settings.tables])
+      .then(() => (this.recovered = store === this.store))
+      .catch(() => this.metrics.failures.inc({ operation: 'bump' }))
+      .finally(() => {
+        this.recovering = false;
+        // the status may have changed while the bump ran
+        if (!this.recovered && store.ready) setTimeout(() => this.onStoreStatus(store), 200).unref();
+      });
+  }
+
+  /** The store, when the cache may be used now (fail closed: Redis and the bus are both up, no bump lost since). */
   usable(): ResultStore | null {
     const store = this.store;
-    return store !== null && store.ready && this.busUp ? store : null;
+    return store !== null && store.ready && this.busUp && this.recovered ? store : null;
   }
 
   get configured(): boolean {
@@ -166,7 +200,8 @@ export class ResultCache {
 
   /**
    * Bumps the generations of tables a commit wrote, then tells other edges. A bump Redis did not
-   * take leaves older entries reachable for up to ttl_seconds (README, known gaps).
+   * take stops this process's cache until all cached tables are bumped; other edges that still
+   * reach Redis may serve the older entries until then (README, known gaps).
    */
   async invalidate(tables: readonly string[]): Promise<void> {
     const store = this.store;
@@ -177,6 +212,9 @@ export class ResultCache {
       publishMessage(this.deps.bus, Subjects.cacheInvalidate, {}, { instanceId: this.deps.instanceId, protocol: 'mysql', tables: generations });
     } catch {
       this.metrics.failures.inc({ operation: 'bump' });
+      // fail closed: no lookups until every cached table is bumped again (onStoreStatus)
+      this.recovered = false;
+      this.onStoreStatus(store);
     }
   }
 
