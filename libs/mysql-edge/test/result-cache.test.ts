@@ -117,11 +117,16 @@ describe('mysql result cache', () => {
       expect(await read(client, sql)).toEqual([`direct ${i}`]);
       expect(await metric('bypasses_total', { reason })).toBeGreaterThanOrEqual(bypassed + 2);
     }
-    await client.query('BEGIN');
+    // cached in autocommit, changed behind the proxy: inside a transaction the backend answers
     await read(client, 'SELECT v FROM items WHERE id = 2');
+    expect(await read(client, 'SELECT v FROM items WHERE id = 2')).toEqual(['direct 4']);
     await direct.query("UPDATE cdb.items SET v = 'in transaction' WHERE id = 2");
+    const inTransaction = await metric('bypasses_total', { reason: 'transaction' });
+    await client.query('BEGIN');
     expect(await read(client, 'SELECT v FROM items WHERE id = 2')).toEqual(['in transaction']);
     await client.query('COMMIT');
+    expect(await metric('bypasses_total', { reason: 'transaction' })).toBe(inTransaction + 1);
+    expect(await read(client, 'SELECT v FROM items WHERE id = 2')).toEqual(['direct 4']);
     await read(client, 'SELECT v FROM plain WHERE id = 1');
     await direct.query("UPDATE cdb.plain SET v = 'p2' WHERE id = 1");
     expect(await read(client, 'SELECT v FROM plain WHERE id = 1')).toEqual(['p2']);

@@ -13,6 +13,9 @@ export type BypassReason = 'unavailable' | 'transaction' | 'not_cacheable' | 'no
 const NONDETERMINISTIC =
   /\b(now|sysdate|curdate|curtime|current_date|current_time|current_timestamp|current_user|current_role|localtime|localtimestamp|utc_date|utc_time|utc_timestamp|unix_timestamp|rand|random_bytes|uuid|uuid_short|sys_guid|user|session_user|system_user|connection_id|benchmark|sleep|found_rows|row_count|last_insert_id|get_lock|master_pos_wait|nextval|lastval|setval)\b/i;
 
+/** Unsafe reasons that make a read's answer depend on more than the data. */
+const STATEFUL: ReadonlySet<string> = new Set(['state_function', 'user_variable', 'session_variable', 'sequence_function', 'lock_function', 'side_effect_function']);
+
 /** Unsafe reasons after which a statement may write tables the classifier could not name. */
 const OPAQUE_WRITERS: ReadonlySet<string> = new Set(['procedure_call', 'user_function', 'compound_statement', 'parse_failed', 'too_complex', 'multi_statement', 'unterminated']);
 
@@ -29,8 +32,10 @@ export interface CacheScope {
 /** The generation keys of a cacheable SELECT, or why it is not looked up. */
 export function readTables(route: SqlRoute, schema: string | null, scope: CacheScope): string[] | BypassReason {
   const c = route.classification;
-  if (c.family !== 'read' || c.command !== 'select' || c.statementCount !== 1 || !c.replicaSafe || c.locking || c.tables.length === 0) return 'not_cacheable';
-  if (NONDETERMINISTIC.test(route.fingerprint.text) || route.fingerprint.text.includes('@')) return 'nondeterministic';
+  if (c.family !== 'read' || c.command !== 'select' || c.statementCount !== 1) return 'not_cacheable';
+  const text = route.fingerprint.text;
+  if (NONDETERMINISTIC.test(text) || text.includes('@') || c.unsafeReasons.some((r) => STATEFUL.has(r.code))) return 'nondeterministic';
+  if (!c.replicaSafe || c.locking || c.tables.length === 0) return 'not_cacheable';
   const keys: string[] = [];
   for (const t of c.tables) {
     const db = t.schema ?? schema;
