@@ -58,8 +58,9 @@ export function writtenTables(c: Classification, schema: string | null, scope: C
   for (const t of c.tables) {
     const db = t.schema ?? schema;
     // a table without a database the edge knows: any cached table of that name
-    if (db === null) for (const k of scope.tables) (k.endsWith(`.${t.name.toLowerCase()}`) ? keys.add(k) : undefined);
-    else if (scope.tables.has(tableKey(db, t.name))) keys.add(tableKey(db, t.name));
+    if (db === null) {
+      for (const k of scope.tables) if (k.endsWith(`.${t.name.toLowerCase()}`)) keys.add(k);
+    } else if (scope.tables.has(tableKey(db, t.name))) keys.add(tableKey(db, t.name));
   }
   return [...keys];
 }
