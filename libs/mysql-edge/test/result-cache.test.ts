@@ -77,6 +77,22 @@ describe('mysql result cache', () => {
     expect(await read(client, 'SELECT v FROM items WHERE id = 2')).toEqual(['b']);
   });
 
+  it('prepared executions with the same parameters share an entry, in the binary protocol', async () => {
+    await direct.query("INSERT INTO cdb.items VALUES (10, 'ten'), (11, 'eleven')");
+    const select = 'SELECT v FROM items WHERE id = ?';
+    const [first] = await client.execute<RowDataPacket[]>(select, [10]);
+    expect(first).toEqual([{ v: 'ten' }]);
+    await direct.query("UPDATE cdb.items SET v = 'changed' WHERE id IN (10, 11)");
+    const other = await edge.connect({ database: 'cdb' });
+    const [again] = await other.execute<RowDataPacket[]>(select, [10]);
+    expect(again).toEqual([{ v: 'ten' }]);
+    // other parameters, and the text protocol, are other entries
+    const [eleven] = await other.execute<RowDataPacket[]>(select, [11]);
+    expect(eleven).toEqual([{ v: 'changed' }]);
+    expect(await read(other, 'SELECT v FROM items WHERE id = 10')).toEqual(['changed']);
+    await other.end();
+  });
+
   it('a write through the edge invalidates before its OK: the next read sees it', async () => {
     expect(await read(client, 'SELECT v FROM items WHERE id = 2')).toEqual(['b']);
     const invalidations = await metric('invalidations_total', { source: 'local' });
@@ -199,7 +215,8 @@ describe('mysql result cache', () => {
         while (Date.now() < deadline) {
           for (const k of [1, 2, 3, 4]) {
             const floor = acked.get(k) as number;
-            const [n] = await read(c, `SELECT n FROM counters WHERE id = ${k}`);
+            // text and binary protocol reads alternate
+            const [n] = reads % 2 === 0 ? await read(c, `SELECT n FROM counters WHERE id = ${k}`) : ((await c.execute<RowDataPacket[]>('SELECT n FROM counters WHERE id = ?', [k]))[0].map((r) => String(r['n'])) as [string]);
             reads++;
             if (Number(n) < floor) violations.push(`key ${k}: read ${n} after ${floor} was acknowledged`);
           }

@@ -36,6 +36,33 @@ export interface CacheSession {
   commandDone(fatal: boolean): void;
 }
 
+/** What names a cached result besides session state: the statement text (made only when needed; null: not cacheable) and the database its tables resolve in. */
+export interface CachedCommand {
+  readonly text: string | (() => string | null);
+  readonly schema: string | null;
+}
+
+const CURSOR_FLAGS = 0x07; // CURSOR_TYPE_READ_ONLY | FOR_UPDATE | SCROLLABLE
+const PARAMETER_COUNT_AVAILABLE = 0x08;
+
+/**
+ * The key text of a COM_STMT_EXECUTE: the statement, the parameter types in force and the
+ * parameters' null bitmap and values as sent, so executions with the same parameters share an
+ * entry (whether or not they resend the types). Null (not cached) for cursors, long data and
+ * executes that carry query attributes.
+ */
+export function executeText(payload: Buffer, statement: { entry: { sql: Buffer }; paramCount: number; types: Buffer | null; longData: Buffer[] | null }): string | null {
+  const flags = payload[5] as number;
+  if (flags & (CURSOR_FLAGS | PARAMETER_COUNT_AVAILABLE) || statement.longData !== null) return null;
+  const n = statement.paramCount;
+  if (n === 0) return `execute\0${statement.entry.sql.toString('latin1')}`;
+  const bitmap = (n + 7) >> 3;
+  const bound = payload[10 + bitmap];
+  const values = payload.subarray(10 + bitmap + 1 + (bound === 1 ? 2 * n : 0));
+  if (statement.types === null || bound === undefined) return null;
+  return `execute\0${statement.entry.sql.toString('latin1')}\0${statement.types.toString('hex')}\0${payload.subarray(10, 10 + bitmap).toString('hex')}\0${values.toString('hex')}`;
+}
+
 /** Runs the statement on a backend with `plan`, its response held by `hold` (null: forwarded as usual). */
 export type RunOnBackend = (plan: Plan, hold: ResponseHold | null) => void;
 
@@ -50,15 +77,17 @@ function inTransaction(s: CacheSession): boolean {
  * True when the cache took the statement (answered it, or will run it through `run`); false: the
  * caller goes on as usual. Only COM_QUERY SELECTs come here.
  */
-export function cachedRead(s: CacheSession, route: SqlRoute, sql: string, plan: Plan, run: RunOnBackend): boolean {
+export function cachedRead(s: CacheSession, route: SqlRoute, command: CachedCommand, plan: Plan, run: RunOnBackend): boolean {
   const cache = s.edge.cache;
   if (!cache.configured || route.classification.family !== 'read') return false;
   if (inTransaction(s)) return (cache.bypass('transaction'), false);
-  const tables = readTables(route, s.schema, cache.settings);
+  const tables = readTables(route, command.schema, cache.settings);
   if (typeof tables === 'string') return (cache.bypass(tables), false);
+  const text = typeof command.text === 'string' ? command.text : command.text();
+  if (text === null) return (cache.bypass('not_cacheable'), false);
   const store = cache.usable();
   if (store === null) return (cache.bypass('unavailable'), false);
-  const base = entryBase({ sql, schema: s.schema, charset: s.charsetKey, capabilities: s.profile });
+  const base = entryBase({ sql: text, schema: command.schema, charset: s.charsetKey, capabilities: s.profile });
   const seq = s.replySeq;
   const fingerprint = route.fingerprint.text;
   s.transition('routing', 'cache lookup');
