@@ -187,6 +187,27 @@ describe('mysql result cache', () => {
     });
   });
 
+  it('a Redis that stops answering (SIGSTOP) is dropped within about a second: reads go on uncached', async () => {
+    await direct.query("INSERT INTO cdb.items VALUES (20, 'twenty')");
+    expect(await read(client, 'SELECT v FROM items WHERE id = 20')).toEqual(['twenty']);
+    const pid = redis.primary.pid as number;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      await direct.query("UPDATE cdb.items SET v = 'frozen' WHERE id = 20");
+      const started = Date.now();
+      expect(await read(client, 'SELECT v FROM items WHERE id = 20')).toEqual(['frozen']);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(await read(client, 'SELECT v FROM items WHERE id = 20')).toEqual(['frozen']);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await waitFor(async () => {
+      const hits = await metric('hits_total');
+      await read(client, 'SELECT v FROM items WHERE id = 20');
+      return (await metric('hits_total')) > hits || null;
+    });
+  });
+
   it('checker: reads through two edges sharing one Redis never return a value older than a write acknowledged before they started', async () => {
     const toml = cacheToml(redis.primary.port);
     const second = await startEdge([{ name: 'db', host: db.primary.host, port: db.primary.port, role: 'primary' }], toml.mysql, toml.extra);
