@@ -76,6 +76,10 @@ function checkMysql(c: DbproxyConfig, issues: ConfigIssue[]): void {
   if (c.mysql.cache.enabled && (cacheBackend === undefined || !c.redis_backends.some((b) => b.name === cacheBackend))) {
     issues.push({ path: 'mysql.cache.redis_backend', message: 'must name a [[redis_backends]] entry when the cache is enabled' });
   }
+  const cacheRedis = c.redis_backends.find((b) => b.name === cacheBackend);
+  if (c.mysql.cache.enabled && cacheRedis?.tls.enabled) {
+    issues.push({ path: 'mysql.cache.redis_backend', message: 'a [[redis_backends]] entry with TLS is not implemented for the result cache in this build yet' });
+  }
   c.bgd_deployments.forEach((d, i) => {
     const refs: [string, string | undefined][] = [
       ['blue_writer', d.blue_writer],

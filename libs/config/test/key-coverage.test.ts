@@ -14,17 +14,9 @@ const coveringEntry = (key: string) => NOT_BUILT_KEYS.find((e) => key === e.path
 const concrete = (path: string) => path.replaceAll('[]', '[0]');
 
 const BASE = 'mysql_backends = [{ name = "p", address = "h:3306", role = "primary" }]\n';
-const REDIS_TLS = (line: string) => `[[redis_backends]]\nname = "r"\naddress = "h:6379"\nrole = "primary"\n[redis_backends.tls]\n${line}\n`;
 
 /** A document that sets the refused key (to something other than its default). */
-const SAMPLES: Readonly<Record<string, string>> = {
-  'mysql.cache': '[mysql.cache]\nenabled = true\nredis_backend = "r"\n' + REDIS_TLS('enabled = false'),
-  'mysql.cache.enabled': '[mysql.cache]\nenabled = true\n',
-  'mysql.cache.redis_backend': '[mysql.cache]\nredis_backend = "r"\n',
-  'mysql.cache.ttl_seconds': '[mysql.cache]\nttl_seconds = 5\n',
-  'mysql.cache.max_entry_bytes': '[mysql.cache]\nmax_entry_bytes = 100\n',
-  'mysql.cache.tables': '[mysql.cache]\ntables = ["orders"]\n',
-};
+const SAMPLES: Readonly<Record<string, string>> = {};
 
 function issuesOf(toml: string): ConfigIssue[] {
   const parsed = parseToml(toml);
@@ -60,13 +52,16 @@ describe('configuration keys: honoured or refused', () => {
     expect(KEYS.filter((k) => coveringEntry(k) !== undefined && SAMPLES[k] === undefined)).toEqual([]);
   });
 
-  it.each(KEYS.filter((k) => coveringEntry(k) !== undefined))('validate refuses %s as not implemented yet', (key) => {
-    const entry = coveringEntry(key) as (typeof NOT_BUILT_KEYS)[number];
-    const issues = issuesOf(BASE + (SAMPLES[key] as string));
-    const refusals = issues.filter((i) => i.message.startsWith(NOT_BUILT) && i.path.startsWith(concrete(entry.path)));
-    const target = concrete(key);
-    expect(refusals.some((i) => target.startsWith(i.path) || i.path.startsWith(target))).toBe(true);
-    expect(refusals.every((i) => i.message.includes(entry.lands))).toBe(true);
+  // one test over all (it.each refuses an empty table, and this build refuses no key today)
+  it('validate refuses every not-built key as not implemented yet', () => {
+    for (const key of KEYS.filter((k) => coveringEntry(k) !== undefined)) {
+      const entry = coveringEntry(key) as (typeof NOT_BUILT_KEYS)[number];
+      const issues = issuesOf(BASE + (SAMPLES[key] as string));
+      const refusals = issues.filter((i) => i.message.startsWith(NOT_BUILT) && i.path.startsWith(concrete(entry.path)));
+      const target = concrete(key);
+      expect(refusals.some((i) => target.startsWith(i.path) || i.path.startsWith(target))).toBe(true);
+      expect(refusals.every((i) => i.message.includes(entry.lands))).toBe(true);
+    }
   });
 
   it('accepts the same base document without the refused keys, and an empty one', () => {

@@ -8,6 +8,7 @@ const BACKEND_TLS = 'libs/runtime/src/sockets/backend-tls.ts';
 const MONITOR = 'libs/topology/src/protocol-monitor.ts';
 const TARGETS = 'libs/topology/src/targets.ts';
 const MYSQL_EPOCH = 'libs/mysql-edge/src/epoch.ts';
+const MYSQL_CACHE = 'libs/mysql-edge/src/cache/result-cache.ts';
 const MYSQL_SERVICE = 'libs/mysql-edge/src/service.ts';
 const MYSQL_POOLS = 'libs/mysql-edge/src/backend/backend-pools.ts';
 const FANOUT_RULES = 'libs/mysql-edge/src/fanout/fanout-rules.ts';
@@ -145,6 +146,12 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.pressure_margin': MYSQL_EPOCH,
   'mysql.allowed_functions': MYSQL_EPOCH,
   'mysql.max_parse_tokens': MYSQL_EPOCH,
+  'mysql.cache': MYSQL_CACHE,
+  'mysql.cache.enabled': MYSQL_CACHE,
+  'mysql.cache.redis_backend': MYSQL_CACHE,
+  'mysql.cache.ttl_seconds': MYSQL_CACHE,
+  'mysql.cache.max_entry_bytes': MYSQL_CACHE,
+  'mysql.cache.tables': MYSQL_CACHE,
   'mysql.xa': XA_SETTINGS,
   'mysql.xa.enabled': XA_SETTINGS,
   'mysql.xa.journal_path': XA_SETTINGS,

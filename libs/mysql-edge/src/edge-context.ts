@@ -1,6 +1,7 @@
 // What every session of one edge process shares: the epoch in force, pools, catalogs, TLS and
 // auth material, telemetry, and the coarse clock of the deadline sweep.
 import type { Tracer } from '@opentelemetry/api';
+import type { ResultCache } from './cache/result-cache';
 import type { Logger } from '@dbproxy/observability';
 import type { Sha2DigestCache } from '@dbproxy/protocol-mysql';
 import type { BackendConnectionState } from './backend/backend-connection';
@@ -65,6 +66,8 @@ export interface EdgeContext {
   readonly draining: boolean;
   /** Fanout copies of this process: lanes, paths, metrics (src/fanout). */
   readonly fanout: FanoutCoordinator;
+  /** The result cache on Redis ([mysql.cache], src/cache). */
+  readonly cache: ResultCache;
   /** Edge connection ids and the KILLs naming them. */
   readonly kills: KillSwitch;
   /** Admin session ids (GET /sessions, DELETE /v1/sessions/{id}). */

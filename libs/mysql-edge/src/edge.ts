@@ -1,6 +1,7 @@
 // One mysql-edge process: the epoch in force, backend pools, catalogs, telemetry, the sessions it
 // serves and the one deadline sweep that checks them all (no timer per session).
 import { generateKeyPair } from 'node:crypto';
+import { ResultCache } from './cache/result-cache';
 import type { Socket } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
 import type { ConfigSnapshot } from '@dbproxy/config';
@@ -78,6 +79,7 @@ export class MysqlEdge implements EdgeContext {
   readonly kills: KillSwitch;
   readonly fanout: FanoutCoordinator;
   readonly causal: CausalReads;
+  readonly cache: ResultCache;
   private readonly sessions = new Set<ClientSession>();
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly healthError = (backend: string): string | undefined => {
@@ -120,6 +122,8 @@ export class MysqlEdge implements EdgeContext {
     zeroMysqlEdgeSeries(this.metrics, [...this.current.backends.values()], this.current.routes.series());
     this.causal = new CausalReads(ctx.metrics);
     this.fanout = new FanoutCoordinator({ epoch: () => this.current, pools: this.pools, metrics: ctx.metrics, logger: ctx.logger, bus: ctx.bus, instanceId: ctx.instanceId });
+    this.cache = new ResultCache({ bus: ctx.bus, instanceId: ctx.instanceId, metrics: ctx.metrics });
+    this.cache.configure(this.current.config);
     this.kills = new KillSwitch({ bus: ctx.bus, logger: ctx.logger, endpoint: (backend) => this.pools.endpoint(backend), timeoutMs: () => this.current.config.mysql.connect_timeout_seconds * 1000 });
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
@@ -147,6 +151,7 @@ export class MysqlEdge implements EdgeContext {
   applyConfig(snapshot: ConfigSnapshot): void {
     this.current = buildEpoch(snapshot, () => this.topology.current(), this.current, this.healthError);
     this.parked.giveBackAll();
+    this.cache.configure(this.current.config);
     this.pools.configure(this.current, this.current.config.proxy.shutdown_timeout_seconds * 1000);
     void this.pools.probe(this.current.config.mysql.connect_timeout_seconds * 1000);
   }
@@ -198,6 +203,7 @@ export class MysqlEdge implements EdgeContext {
     for (const session of [...this.sessions]) session.shutDown();
     await this.pools.drain(0);
     await this.kills.close();
+    this.cache.close();
   }
 
   /** This process's sessions and pools for the admin interface (GET /sessions, GET /pools, kill). */

@@ -5,6 +5,7 @@ import type { DbproxyConfig, DeepReadonly } from '@dbproxy/config';
 import { edgeAdmin, usableCpus, type RunningService, type ServiceContext, type ServiceDefinition } from '@dbproxy/runtime';
 import { TopologyClient } from '@dbproxy/topology-client';
 import { backendsReport } from './admin';
+import { cacheReport } from './cache/cache-report';
 import { MysqlEdge } from './edge';
 
 /** Processes serving the edge, as the runtime decides it: workers need NATS (the in-process bus cannot be shared). */
@@ -34,8 +35,10 @@ export const mysqlEdgeService: ServiceDefinition = {
       ctx.readiness.set('listeners', 'ready', 'mysql.enabled = false');
     }
     ctx.provide('pools', () => edge.poolReport());
+    ctx.provide('cache', () => edge.cache.report());
     const admin = edgeAdmin(ctx, 'mysql', edge.sessionSource(), edge.pause);
     ctx.addAdminRoute({ method: 'GET', url: '/mysql/backends', handler: async () => backendsReport(await ctx.gather('pools'), topology.current()) });
+    ctx.addAdminRoute({ method: 'GET', url: '/mysql/cache', handler: async () => cacheReport(await ctx.gather('cache')) });
     return {
       drain: (deadline: number) => edge.drain(deadline),
       async close() {

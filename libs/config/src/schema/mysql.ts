@@ -27,9 +27,12 @@ export const mysqlCache = z
     enabled: z.boolean().default(false),
     /** Name of a [[redis_backends]] entry that stores cached results. */
     redis_backend: name.optional(),
+    /** The longest a cached result lives: the bound on staleness after writes that bypass the proxy. */
     ttl_seconds: positiveSeconds.default(60),
+    /** Results larger than this (bytes as the client receives them) are not stored. */
     max_entry_bytes: positiveInt.default(1048576),
-    tables: z.array(z.string()).default([]),
+    /** The cached tables, `schema.table`: only SELECTs all of whose tables are listed are cached. */
+    tables: z.array(z.string().regex(/^[A-Za-z0-9_$]+\.[A-Za-z0-9_$]+$/, 'expected schema.table')).default([]),
   })
   .strict();
 

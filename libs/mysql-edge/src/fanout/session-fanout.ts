@@ -19,6 +19,8 @@ export interface ResponseHold {
   readonly slices: Buffer[];
   /** The response ended (`inTransaction`: the server holds a transaction after it): resolves, never rejects, with the client's bytes. */
   settle(summary: ResponseSummary, inTransaction: boolean): Promise<Buffer>;
+  /** The command ended without a response to settle (backend ERR before it ran, lost connection): the result cache's holds release their waiters. */
+  abandon?(): void;
 }
 
 /** What the hold of one statement needs to know at dispatch. */

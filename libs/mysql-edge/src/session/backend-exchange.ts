@@ -527,6 +527,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   /** Ends the command: the connection is kept (pinned or parked) or goes back; the session is told (after `held` is sent, when given). */
   private finish(fatal: boolean, closeReason: string | null, held?: Promise<Buffer>): void {
     this.packet = null;
+    this.hold?.abandon?.();
     this.hold = null;
     this.span?.end();
     this.span = null;
@@ -703,6 +704,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
 
   /** The client went away: an unfinished response makes the connection unusable. */
   close(): void {
+    this.hold?.abandon?.();
     this.hold = null;
     this.giveBack('session-end');
     if (this.waiter) this.waiter.abort(new Error('client disconnected'));

@@ -94,6 +94,8 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   pendingBegin: string | null = null;
   /** The open transaction wrote: its end opens the read-after-write window again (the commit is when others can see the write). */
   transactionWrote = false;
+  /** Cached tables the open transaction wrote: their generations are bumped again at its COMMIT (src/cache). */
+  cacheWrites: Set<string> | null = null;
   /** When the current state's deadline passes (coarse clock ms); 0 = none. */
   deadline = 0;
   private login: ClientLogin | null;
@@ -561,6 +563,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     this.lastWriteAt.clear();
     this.pendingBegin = null;
     this.transactionWrote = false;
+    this.cacheWrites = null;
   }
 
   /** Called by the sweep about once a second. */

@@ -17,6 +17,8 @@ import { runsOnXa } from '../fanout/session-xa';
 import { planCommand, planStatement, type Plan, type PlanResult } from './route-planner';
 import { StatementRegistry, type ClientStatement, type StatementSource } from './statement-registry';
 import type { DbproxyError } from '@dbproxy/util';
+import { cachedRead, executeText, invalidationHold } from '../cache/session-cache';
+import type { ResponseHold } from '../fanout/session-fanout';
 import { refusalReason, shardTarget } from '../sharding/shard-target';
 import { runEveryShard, type EveryShard, type EveryShardCommand } from '../sharding/every-shard-read';
 import { lastGtidOf } from '../causal/causal-reads';
@@ -186,14 +188,22 @@ function query(s: ClientSession, p: MysqlPacket): void {
   const planned = plan(s, route);
   if (isEveryShard(planned)) return readEveryShard(s, { kind: 'query', packet: p }, route, planned.shards);
   if (!isPlan(planned)) return s.fail(planned);
-  const ex = s.exchange();
   const opened = withOpener(s, planned);
+  // the result cache (src/cache): a hit is answered without a backend, a miss runs through runQuery
+  if (s.edge.cache.configured && cachedRead(s, route, { text: sql, schema: s.schema }, opened, (cachePlan, fill) => runQuery(s, p, sql, route, cachePlan, fill))) return;
+  runQuery(s, p, sql, route, opened, null);
+}
+
+function runQuery(s: ClientSession, p: MysqlPacket, sql: string, route: SqlRoute, opened: Plan, fill: ResponseHold | null): void {
+  const ex = s.exchange();
   // fanout mode = "xa" (src/fanout/session-xa.ts): answered through the xa-coordinator, not run here
   if (runsOnXa(s, { kind: 'query', sql }, route, opened.shard, ex.pin)) return;
   // fanout (src/fanout): copies of DML on fanout tables, merged SHOW WARNINGS
   const hold = queryHold(s, p, sql, route, opened, ex.pin);
   if (isHoldError(hold)) return s.fail(hold);
-  ex.hold = hold;
+  // a fill needs the response to itself; writes to cached tables wait for their generation bump
+  ex.hold = fill !== null && hold === null ? fill : invalidationHold(s, route.classification, hold);
+  if (fill !== null && hold !== null) fill.abandon?.();
   ex.plan = opened;
   ex.beginPrelude = s.pinned ? null : s.pendingBegin;
   ex.classification = route.classification;
@@ -244,12 +254,22 @@ function execute(s: ClientSession, p: MysqlPacket): void {
   if (!isPlan(result)) return s.fail(result);
   let planned = withOpener(s, result);
   if ((p.payload[5] as number) & CURSOR_FLAGS && !s.pinned) planned = { ...planned, pin: 'cursor', reserved: planned.role === 'primary', pipelinable: false };
+  // the result cache (src/cache): executions with the same parameters share an entry
+  if (s.edge.cache.configured) {
+    const command = { text: () => executeText(p.payload, statement), schema: statement.entry.schema };
+    if (cachedRead(s, route, command, planned, (cachePlan, fill) => runExecute(s, p, statement, route, cachePlan, fill))) return;
+  }
+  runExecute(s, p, statement, route, planned, null);
+}
+
+function runExecute(s: ClientSession, p: MysqlPacket, statement: ClientStatement, route: SqlRoute, planned: Plan, fill: ResponseHold | null): void {
   const ex = s.exchange();
   if (runsOnXa(s, { kind: 'execute', packet: p, statement }, route, planned.shard, ex.pin)) return;
   // fanout (src/fanout): copies of DML on fanout tables
   const hold = executeHold(s, p, statement, route, planned, ex.pin);
   if (isHoldError(hold)) return s.fail(hold);
-  ex.hold = hold;
+  ex.hold = fill !== null && hold === null ? fill : invalidationHold(s, route.classification, hold);
+  if (fill !== null && hold !== null) fill.abandon?.();
   ex.plan = planned;
   ex.beginPrelude = s.pinned ? null : s.pendingBegin;
   ex.classification = route.classification;
