@@ -4,7 +4,7 @@
 // exactly the statements sent, and every PromQL expression of deploy/grafana names exported metrics.
 // Needs `npm run build` (bin/dbproxy runs dist/).
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { createConnection } from 'mysql2/promise';
@@ -33,6 +33,23 @@ function metricNames(expr: string): string[] {
   return names.filter((n) => !/^(sum|min|max|avg|count|rate|increase|histogram_quantile|and|or|unless|le)$/.test(n) && !/^\d/.test(n));
 }
 
+/** Every GET route a service adds to the admin HTTP, read from the sources so that a new route is walked too. */
+function adminGetRoutes(): string[] {
+  const routes = new Set(['/healthz', '/readyz']);
+  const libs = join(ROOT, 'libs');
+  for (const lib of readdirSync(libs)) {
+    const src = join(libs, lib, 'src');
+    let files: string[];
+    try {
+      files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'));
+    } catch {
+      continue;
+    }
+    for (const file of files) for (const m of readFileSync(join(src, file), 'utf8').matchAll(/method: 'GET',\s*url: '(\/[^']*)'/g)) routes.add(m[1] as string);
+  }
+  return [...routes].flatMap((r) => (r.includes(':protocol') ? ['mysql', 'postgres', 'redis'].map((p) => r.replace(':protocol', p)) : [r]));
+}
+
 describe('metrics of every service (all-in-one)', () => {
   let dir: TempDir;
   let proc: DbproxyProcess;
@@ -57,6 +74,7 @@ describe('metrics of every service (all-in-one)', () => {
         `[[postgres_backends]]\nname = "pg-primary"\naddress = "127.0.0.1:5432"\nrole = "primary"\nusername = "postgres"\ndatabase = "postgres"\n` +
         `[redis]\nenabled = true\nmode = "command"\nworkers = 1\nread_write_listen = "127.0.0.1:${ports['redisRw']}"\nread_only_listen = "127.0.0.1:${ports['redisRo']}"\n` +
         `[[redis_backends]]\nname = "redis-primary"\naddress = "127.0.0.1:6379"\nrole = "primary"\n` +
+        `[mysql.xa]\nenabled = true\njournal_path = "${join(dir.path, 'xa-journal')}"\n` +
         `[config_api]\nlisten = "127.0.0.1:${ports['api']}"\n[[config_api.tokens]]\nname = "ops"\ntoken = "${TOKEN}"\n`,
     );
     proc = startDbproxy(['start', '--config', config]);
@@ -131,7 +149,10 @@ describe('metrics of every service (all-in-one)', () => {
     expect(delta('dbproxy_pg_pool_checkouts_total', { backend: 'pg-primary' })).toBeGreaterThanOrEqual(N);
   });
 
-  it('answers the edges\' and bgd-monitor\'s admin routes with snake_case keys', async () => {
+  it('answers every admin route of every service with snake_case keys', async () => {
+    const routes = adminGetRoutes();
+    // the services' own routes, found in their sources (the walk below covers whatever is added later)
+    expect(routes).toEqual(expect.arrayContaining(['/mysql/backends', '/postgres/backends', '/redis/edge', '/bgd', '/topology', '/topology/redis', '/xa', '/sessions', '/pools']));
     const camel: string[] = [];
     const walk = (route: string, value: unknown): void => {
       if (Array.isArray(value)) return value.forEach((v) => walk(route, v));
@@ -141,7 +162,11 @@ describe('metrics of every service (all-in-one)', () => {
         walk(route, v);
       }
     };
-    for (const route of ['/mysql/backends', '/postgres/backends', '/redis/edge', '/bgd']) walk(route, await (await fetch(`${admin}${route}`)).json());
+    for (const route of routes) {
+      const res = await fetch(`${admin}${route}`);
+      expect(`${route} ${res.status}`).toBe(`${route} 200`);
+      walk(route, await res.json());
+    }
     expect(camel).toEqual([]);
   });
 
