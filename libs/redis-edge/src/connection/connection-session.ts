@@ -9,6 +9,7 @@ import { errorReply, RedisEdgeErrors } from '../errors';
 import { onreadBytes, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import { dialBackend, splitAddress, TLS_FILES_UNREADABLE } from '../io/dial';
 import type { ConnectionEdge } from './connection-edge';
+import { CONNECTION_ROUTE, ExchangeTiming } from './exchange-timing';
 
 export type ConnectionState = 'awaiting-shard' | 'connecting' | 'piping' | 'closed';
 export type ListenerRole = 'read_write' | 'read_only';
@@ -34,6 +35,8 @@ export class ConnectionSession {
   private backendName: string | undefined;
   private clientEnded = false;
   private span: Span | undefined;
+  /** dbproxy_statement_duration_seconds of this session's exchanges, bound once the backend is chosen. */
+  private timing: ExchangeTiming | undefined;
   /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
   readonly adminId: string;
   private readonly startedAt = Date.now();
@@ -76,6 +79,7 @@ export class ConnectionSession {
     if (this.machine.is('piping')) {
       // only a chunk as short as a lone QUIT is looked at (`*1\r\n$4\r\nQUIT\r\n` is 14 bytes)
       this.quitSent = chunk.length <= 16 && /quit/i.test(chunk.toString('latin1'));
+      (this.timing as ExchangeTiming).clientSent();
       if (!(this.backend as Socket).write(chunk)) this.client.pause();
     } else if (this.machine.is('awaiting-shard')) {
       this.input.append(chunk, this.scanner.needBytes);
@@ -128,7 +132,11 @@ export class ConnectionSession {
     this.edge.opened(target.name);
     const { host, port } = splitAddress(target.address);
     this.span = this.edge.tracer.startSpan('redis session', { kind: SpanKind.SERVER, attributes: { 'db.system.name': 'redis', 'server.address': host, 'server.port': port, 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
-    const toClient = (chunk: Buffer) => this.client.write(chunk) || backend.pause();
+    const timing = (this.timing = new ExchangeTiming(this.edge.metrics.latency.series(this.listener, CONNECTION_ROUTE, target.name).statement));
+    const toClient = (chunk: Buffer) => {
+      timing.backendAnswered();
+      return this.client.write(chunk) || backend.pause();
+    };
     let dialed;
     try {
       dialed = dialBackend(target.address, { tls: target.tls, allowHalfOpen: true, onread: onreadBytes(toClient), onData: toClient });
@@ -154,7 +162,10 @@ export class ConnectionSession {
     this.machine.transition('connecting', 'piping', 'backend connected');
     backend.setTimeout(0);
     const client = this.client;
-    if (this.pending.length > 0) backend.write(this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending));
+    if (this.pending.length > 0) {
+      (this.timing as ExchangeTiming).clientSent();
+      backend.write(this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending));
+    }
     this.pending.length = 0;
     // Both directions as they arrive (clientBytes, the backend's onread), each paused while the other side's socket buffers.
     backend.on('drain', () => client.resume());
