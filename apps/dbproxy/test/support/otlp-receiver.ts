@@ -14,6 +14,9 @@ export interface ReceivedSpan {
   readonly traceId: string;
   readonly spanId: string;
   readonly parentSpanId?: string;
+  /** Nanoseconds since the epoch, as OTLP/JSON writes them (decimal strings). */
+  readonly startTimeUnixNano: string;
+  readonly endTimeUnixNano: string;
   readonly status?: { code?: number; message?: string };
   readonly attributes: Record<string, string | number | boolean>;
   readonly service: string;
