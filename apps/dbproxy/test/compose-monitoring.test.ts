@@ -4,7 +4,8 @@
 // config` checks the scrape file, and the wiring (mounts, ports, service names, uids) is read from
 // the files the containers would read.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { processEnvironment } from '@dbproxy/config';
@@ -97,6 +98,24 @@ describe('docker-compose.yml: Grafana shows the dbproxy dashboard', () => {
     const used = dashboard.panels.flatMap((p) => [p.datasource?.uid, ...p.targets.map((t) => t.datasource?.uid)].filter((u): u is string => u !== undefined).map((uid) => `${p.title}: ${uid}`));
     expect(used.length).toBeGreaterThan(0);
     expect(used.filter((u) => !uids.some((uid) => u.endsWith(`: ${uid}`)))).toEqual([]);
+  });
+
+  it('has only expressions Prometheus parses (promtool check rules, Grafana\'s interval variables filled in)', () => {
+    const dashboard = JSON.parse(read('deploy/grafana/dashboards/dbproxy-overview.json')) as { panels: { targets: { expr: string }[] }[] };
+    const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr.replaceAll('$__rate_interval', '5m').replaceAll('$__interval', '1m')));
+    expect(exprs.length).toBeGreaterThan(10);
+    const dir = mkdtempSync(join(tmpdir(), 'dbproxy-dashboard-rules-'));
+    try {
+      const rules = join(dir, 'rules.yml');
+      writeFileSync(rules, JSON.stringify({ groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:expr_${i}`, expr })) }] }));
+      const result = spawnSync('promtool', ['check', 'rules', rules], { encoding: 'utf8' });
+      expect([result.status, `${result.stdout}${result.stderr}`]).toEqual([0, expect.stringContaining('SUCCESS')]);
+      // and a broken expression fails, so the check above means something
+      writeFileSync(rules, JSON.stringify({ groups: [{ name: 'dashboard', rules: [{ record: 'dashboard:broken', expr: 'sum by (le (rate(x[5m]))' }] }] }));
+      expect(spawnSync('promtool', ['check', 'rules', rules], { encoding: 'utf8' }).status).not.toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('publishes the UI on 3000, asks for an admin password and lets anonymous users only view', () => {
