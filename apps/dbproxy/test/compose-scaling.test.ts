@@ -62,7 +62,7 @@ function balancerFor(edge: string): [string, ComposeService, string] | undefined
 describe('docker-compose.yml scales the edges', () => {
   it('is a valid compose file (docker-compose config)', () => {
     expect(onPath('docker-compose')).toBe(true); // .ci/run installs it (Debian: docker-compose)
-    const result = spawnSync('docker-compose', ['-f', join(ROOT, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8', cwd: ROOT, env: { ...processEnvironment(), DBPROXY_ADMIN_TOKEN: 'compose-test-admin-token' } });
+    const result = spawnSync('docker-compose', ['-f', join(ROOT, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8', cwd: ROOT, env: { ...processEnvironment(), DBPROXY_ADMIN_TOKEN: 'compose-test-admin-token', GRAFANA_ADMIN_PASSWORD: 'compose-test-grafana' } });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
   });

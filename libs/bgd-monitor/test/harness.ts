@@ -134,10 +134,10 @@ export interface SeenState {
 
 /** Topology's GET /topology/mysql. */
 export interface TopologyView {
-  readonly overlay: { shunned: string[]; dnsPins: Record<string, string>; movedWriters: Record<string, { to: string }>; writersServingReads: string[]; draining: Record<string, number> };
-  readonly readOnlySuppression: Record<string, string[]>;
-  readonly backends: { name: string; role: string; shard: string; connectAddress: string; state: string }[];
-  readonly snapshot: { shards: { shard: string; backends: { name: string; role: string; shunned: boolean; draining: boolean; dnsPin: string | null; servesReads?: boolean }[] }[] } | null;
+  readonly overlay: { shunned: string[]; dns_pins: Record<string, string>; moved_writers: Record<string, { to: string }>; writers_serving_reads: string[]; draining: Record<string, number> };
+  readonly read_only_suppression: Record<string, string[]>;
+  readonly backends: { name: string; role: string; shard: string; connect_address: string; state: string }[];
+  readonly snapshot: { shards: { shard: string; backends: { name: string; role: string; shunned: boolean; draining: boolean; dns_pin: string | null; serves_reads?: boolean }[] }[] } | null;
 }
 
 export interface Deployed {

@@ -52,11 +52,11 @@ describe('in-place refresh', () => {
     d = await deploy(estate.nats.url, toml(bothReaders(), [orders()]));
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED');
     const before = await d.deployment('orders');
-    await d.waitForTopology((t) => (t.readOnlySuppression['orders'] ?? []).some((k) => k.startsWith(A.blueReader.toLowerCase())), 'reader r1 suppressed');
+    await d.waitForTopology((t) => (t.read_only_suppression['orders'] ?? []).some((k) => k.startsWith(A.blueReader.toLowerCase())), 'reader r1 suppressed');
     // the reader hostgroup changes while suppression is active: suppression moves to the new reader
     await d.reconfigure(toml(bothReaders(), [orders({ blue_readers: ['orders-blue-r2'] })]));
     await d.waitForTopology((t) => {
-      const keys = t.readOnlySuppression['orders'] ?? [];
+      const keys = t.read_only_suppression['orders'] ?? [];
       return keys.some((k) => k.startsWith(A.blueReader2.toLowerCase())) && !keys.some((k) => k.startsWith(A.blueReader.toLowerCase()));
     }, 'suppression moved from r1 to r2');
     await waitForChecksumChange(d, 'orders', before['checksum']);
@@ -88,7 +88,7 @@ describe('worker stop and recreation', () => {
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS');
     await d.waitForTopology((t) => t.backends.find((b) => b.name === 'orders-green')?.shard === 'default', 'green writer moved in');
     await d.reconfigure(toml(backends, [ordersExplicit({ enabled: false })]));
-    await d.waitForTopology((t) => t.backends.find((b) => b.name === 'orders-blue')?.role === 'primary' && Object.keys(t.readOnlySuppression).length === 0, 'blue writer restored, suppression cleared');
+    await d.waitForTopology((t) => t.backends.find((b) => b.name === 'orders-blue')?.role === 'primary' && Object.keys(t.read_only_suppression).length === 0, 'blue writer restored, suppression cleared');
     expect((await d.bgd()).deployments).toEqual([]);
     expect(d.phases('orders').slice(-1)).toEqual(['NONE']);
     await d.reconfigure(toml(backends, [ordersExplicit()]));
@@ -102,9 +102,9 @@ describe('worker stop and recreation', () => {
     const backends = backendsA(estate.simA);
     d = await deploy(estate.nats.url, toml(backends, [orders()]));
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
-    await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] !== undefined && t.overlay.shunned.length === 1, 'pinned and shunned');
+    await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] !== undefined && t.overlay.shunned.length === 1, 'pinned and shunned');
     await d.reconfigure(toml(backends, []));
-    await d.waitForTopology((t) => Object.keys(t.overlay.dnsPins).length === 0 && t.overlay.shunned.length === 0 && t.overlay.writersServingReads.length === 0, 'all undone');
+    await d.waitForTopology((t) => Object.keys(t.overlay.dns_pins).length === 0 && t.overlay.shunned.length === 0 && t.overlay.writers_serving_reads.length === 0, 'all undone');
     expect((await d.bgd()).deployments).toEqual([]);
   });
 });
@@ -115,7 +115,7 @@ describe('reader policy', () => {
     d = await deploy(estate.nats.url, toml(backendsA(estate.simA), [orders({ writer_is_also_reader: true })]));
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_IN_POST_PROCESSING');
     await d.waitForTopology((t) => t.overlay.shunned.includes('orders-blue-r1'), 'shunned');
-    expect((await d.topology()).overlay.writersServingReads).toEqual([]);
+    expect((await d.topology()).overlay.writers_serving_reads).toEqual([]);
   });
 
   it('with a reader left unshunned (mapped in explicit mode) the writer is not lent', async () => {
@@ -125,8 +125,8 @@ describe('reader policy', () => {
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_IN_POST_PROCESSING');
     const t = await d.waitForTopology((v) => v.overlay.shunned.includes('orders-blue-r2'), 'unmapped r2 shunned');
     expect(t.overlay.shunned).toEqual(['orders-blue-r2']);
-    expect(t.overlay.dnsPins[A.blueReader]).toBe(estate.simA.endpoint(A.greenReader).ip);
-    expect(t.overlay.writersServingReads).toEqual([]);
+    expect(t.overlay.dns_pins[A.blueReader]).toBe(estate.simA.endpoint(A.greenReader).ip);
+    expect(t.overlay.writers_serving_reads).toEqual([]);
   });
 });
 
@@ -137,14 +137,14 @@ describe('offline server exclusions (spec 001: OFFLINE_SOFT and OFFLINE_HARD are
     await estate.simA.status(A.blue, A.green, 'AVAILABLE');
     d = await deploy(estate.nats.url, toml(withStatus(bothReaders(), 'orders-blue-r2', status), [orders({ blue_readers: ['orders-blue-r1', 'orders-blue-r2'] })]));
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
-    const t = await d.waitForTopology((v) => v.overlay.shunned.includes('orders-blue-r1') && v.overlay.writersServingReads.length === 1, 'eligible reader shunned, writer lent');
+    const t = await d.waitForTopology((v) => v.overlay.shunned.includes('orders-blue-r1') && v.overlay.writers_serving_reads.length === 1, 'eligible reader shunned, writer lent');
     expect(t.overlay.shunned).toEqual(['orders-blue-r1']);
-    expect(t.overlay.writersServingReads).toEqual(['orders-blue']);
+    expect(t.overlay.writers_serving_reads).toEqual(['orders-blue']);
     await estate.simA.completed(A.green);
     await d.waitForPhase('orders', 'READER_SWITCHOVER_IN_PROGRESS');
     await estate.simA.empty();
     await d.waitForPhase('orders', 'NONE');
-    await d.waitForTopology((v) => v.overlay.shunned.length === 0 && v.overlay.writersServingReads.length === 0, 'cleaned up');
+    await d.waitForTopology((v) => v.overlay.shunned.length === 0 && v.overlay.writers_serving_reads.length === 0, 'cleaned up');
     const about = (b: string) => d!.actions.filter((a) => 'backend' in a && a.backend === b).map((a) => a.action);
     expect(about('orders-blue-r2')).toEqual([]);
     expect(about('orders-blue-r1')).toEqual(['shun', 'unshun']);
@@ -156,8 +156,8 @@ describe('offline server exclusions (spec 001: OFFLINE_SOFT and OFFLINE_HARD are
     await d.waitForPhase('orders', 'AVAILABLE');
     expect(((await d.deployment('orders'))['mapping'] as { kind: string }[]).map((p) => p.kind)).toEqual(['writer']);
     await drive(d, estate.simA, A, 'orders', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
-    const t = await d.waitForTopology((v) => v.overlay.dnsPins[A.blue] !== undefined && v.overlay.shunned.includes('orders-blue-r1'), 'writer pinned, unmapped reader shunned');
-    expect(t.overlay.dnsPins).toEqual({ [A.blue]: estate.simA.endpoint(A.green).ip });
+    const t = await d.waitForTopology((v) => v.overlay.dns_pins[A.blue] !== undefined && v.overlay.shunned.includes('orders-blue-r1'), 'writer pinned, unmapped reader shunned');
+    expect(t.overlay.dns_pins).toEqual({ [A.blue]: estate.simA.endpoint(A.green).ip });
     await estate.simA.completed(A.green);
     await d.waitForPhase('orders', 'READER_SWITCHOVER_IN_PROGRESS');
     await estate.simA.empty();
@@ -175,8 +175,8 @@ describe('offline server exclusions (spec 001: OFFLINE_SOFT and OFFLINE_HARD are
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
     expect(await d.deployment('orders')).toMatchObject({ writerProblem: expect.stringContaining('not eligible'), demotedWriter: null });
     // the mapped reader is still pinned; the writer stays blue
-    const t = await d.waitForTopology((v) => v.overlay.dnsPins[A.blueReader] !== undefined, 'reader pinned');
-    expect(t.overlay.dnsPins[A.blue]).toBeUndefined();
+    const t = await d.waitForTopology((v) => v.overlay.dns_pins[A.blueReader] !== undefined, 'reader pinned');
+    expect(t.overlay.dns_pins[A.blue]).toBeUndefined();
     expect(t.backends.find((b) => b.name === 'orders-blue')).toMatchObject({ role: 'primary', shard: 'default' });
     expect(d.actions.filter((a) => a.action === 'move-writer')).toEqual([]);
     expect(d.actions.filter((a) => a.action === 'drain-backend').map((a) => (a.action === 'drain-backend' ? a.backend : ''))).toEqual(['orders-blue-r1']);
@@ -191,10 +191,10 @@ describe('offline server exclusions (spec 001: OFFLINE_SOFT and OFFLINE_HARD are
     expect(d.states).toEqual([]);
     await d.reconfigure(toml(backends, [orders()]));
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
-    await d.waitForTopology((v) => v.overlay.dnsPins[A.blue] !== undefined && v.overlay.shunned.length === 1, 'pinned and shunned');
+    await d.waitForTopology((v) => v.overlay.dns_pins[A.blue] !== undefined && v.overlay.shunned.length === 1, 'pinned and shunned');
     await d.reconfigure(toml(withStatus(backends, 'orders-blue', 'offline_soft'), [orders()]));
-    const t = await d.waitForTopology((v) => Object.keys(v.overlay.dnsPins).length === 0 && v.overlay.shunned.length === 0 && v.overlay.writersServingReads.length === 0, 'rolled back');
-    expect(Object.keys(t.readOnlySuppression)).toEqual([]);
+    const t = await d.waitForTopology((v) => Object.keys(v.overlay.dns_pins).length === 0 && v.overlay.shunned.length === 0 && v.overlay.writers_serving_reads.length === 0, 'rolled back');
+    expect(Object.keys(t.read_only_suppression)).toEqual([]);
     expect((await d.bgd()).deployments).toEqual([]);
     expect(d.phases('orders').slice(-1)).toEqual(['NONE']);
   });
@@ -217,7 +217,7 @@ describe('worker hostgroup changes', () => {
     expect(moves).toEqual(['orders-blue>orders-green', 'orders-green>orders-blue', 'orders-blue>orders-green-b']);
     expect(await d.deployment('orders')).toMatchObject({ phase: 'WRITER_SWITCHOVER_IN_PROGRESS', demotedWriter: { from: 'orders-blue', to: 'orders-green-b' } });
     await drive(d, estate.simA, A, 'orders', 'SWITCHOVER_IN_POST_PROCESSING');
-    await d.waitForTopology((v) => v.overlay.dnsPins[A.blue] === estate.simA.endpoint(A.green).ip, 'writer pinned to green');
+    await d.waitForTopology((v) => v.overlay.dns_pins[A.blue] === estate.simA.endpoint(A.green).ip, 'writer pinned to green');
     expect(d.phases('orders')).toEqual(['AVAILABLE', 'WRITER_SWITCHOVER_INITIATED', 'WRITER_SWITCHOVER_IN_PROGRESS', 'WRITER_SWITCHOVER_POST_PROCESSING']);
   });
 });
@@ -229,13 +229,13 @@ describe('concurrent deployments', () => {
     d = await deploy(estate.nats.url, toml([...backendsA(estate.simA), ...billingBackends(estate.simB)], [orders(), billing]));
     await drive(d, estate.simA, A, 'orders', 'AVAILABLE', 'SWITCHOVER_INITIATED', 'SWITCHOVER_IN_PROGRESS', 'SWITCHOVER_IN_POST_PROCESSING');
     await drive(d, estate.simB, B, 'billing', 'AVAILABLE', 'SWITCHOVER_INITIATED');
-    await d.waitForTopology((t) => t.readOnlySuppression['billing'] !== undefined && t.readOnlySuppression['orders'] !== undefined, 'both suppressed');
+    await d.waitForTopology((t) => t.read_only_suppression['billing'] !== undefined && t.read_only_suppression['orders'] !== undefined, 'both suppressed');
     expect((await d.deployment('billing'))['mapping']).toEqual([expect.objectContaining({ greenHost: B.green, greenIp: estate.simB.endpoint(B.green).ip })]);
     // billing is cancelled: orders keeps its pin, shun and suppression
     await drive(d, estate.simB, B, 'billing', 'AVAILABLE');
-    const t = await d.waitForTopology((v) => v.readOnlySuppression['billing'] === undefined, 'billing suppression cleared');
-    expect(t.readOnlySuppression['orders']).toHaveLength(2);
-    expect(t.overlay.dnsPins).toEqual({ [A.blue]: estate.simA.endpoint(A.green).ip });
+    const t = await d.waitForTopology((v) => v.read_only_suppression['billing'] === undefined, 'billing suppression cleared');
+    expect(t.read_only_suppression['orders']).toHaveLength(2);
+    expect(t.overlay.dns_pins).toEqual({ [A.blue]: estate.simA.endpoint(A.green).ip });
     expect(t.overlay.shunned).toEqual(['orders-blue-r1']);
     expect((await d.deployment('orders'))['phase']).toBe('WRITER_SWITCHOVER_POST_PROCESSING');
     expect(d.actions.filter((a) => a.deployment === 'billing').map((a) => a.action)).toEqual([]);

@@ -63,26 +63,26 @@ describe('automatic mode (green discovered from mysql.rds_topology)', () => {
     await sim.status(A.blue, A.green, 'SWITCHOVER_INITIATED');
     await d.waitForPhase('orders', 'WRITER_SWITCHOVER_INITIATED');
     expect((await d.deployment('orders'))['interval_ms']).toBe(100);
-    await d.waitForTopology((t) => (t.readOnlySuppression['orders'] ?? []).length === 2, 'read-only suppression of the deployment endpoints');
+    await d.waitForTopology((t) => (t.read_only_suppression['orders'] ?? []).length === 2, 'read-only suppression of the deployment endpoints');
     await sim.status(A.blue, A.green, 'SWITCHOVER_IN_PROGRESS');
     await d.waitForPhase('orders', 'WRITER_SWITCHOVER_IN_PROGRESS');
     await sim.status(A.blue, A.green, 'SWITCHOVER_IN_POST_PROCESSING');
     await d.waitForPhase('orders', 'WRITER_SWITCHOVER_POST_PROCESSING');
     const greenIp = sim.endpoint(A.green).ip;
-    const pinned = await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === greenIp && t.overlay.shunned.includes('orders-blue-r1'), 'writer pinned to green, unmapped reader shunned');
-    expect(pinned.backends.find((b) => b.name === 'orders-blue')?.connectAddress).toBe(`${greenIp}:${sim.port}`);
+    const pinned = await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] === greenIp && t.overlay.shunned.includes('orders-blue-r1'), 'writer pinned to green, unmapped reader shunned');
+    expect(pinned.backends.find((b) => b.name === 'orders-blue')?.connect_address).toBe(`${greenIp}:${sim.port}`);
     // the only blue reader is shunned: the writer is lent to the readers
-    expect(pinned.overlay.writersServingReads).toEqual(['orders-blue']);
+    expect(pinned.overlay.writers_serving_reads).toEqual(['orders-blue']);
     expect(d.actions.filter((a) => a.action === 'drain-backend').map((a) => a.action === 'drain-backend' && a.backend)).toEqual(['orders-blue']);
 
     await sim.completed(A.green);
     await d.waitForPhase('orders', 'READER_SWITCHOVER_IN_PROGRESS');
-    await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === undefined && Object.keys(t.readOnlySuppression).length === 0, 'writer pin removed at writer completion, suppression ended');
+    await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] === undefined && Object.keys(t.read_only_suppression).length === 0, 'writer pin removed at writer completion, suppression ended');
     expect((await d.topology()).overlay.shunned).toEqual(['orders-blue-r1']);
 
     await sim.empty();
     await d.waitForPhase('orders', 'NONE');
-    await d.waitForTopology((t) => t.overlay.shunned.length === 0 && t.overlay.writersServingReads.length === 0, 'readers unshunned, writer returned');
+    await d.waitForTopology((t) => t.overlay.shunned.length === 0 && t.overlay.writers_serving_reads.length === 0, 'readers unshunned, writer returned');
     expect(d.phases('orders')).toEqual([
       'AVAILABLE',
       'WRITER_SWITCHOVER_INITIATED',
@@ -103,9 +103,9 @@ describe('automatic mode (green discovered from mysql.rds_topology)', () => {
     await sim.status(A.blue, A.green, 'AVAILABLE');
     d = await deploy(estate.nats.url, configToml(estate.nats.url, sim.hosts(), backendsA(sim), [automatic()]));
     await drive(d, sim, AVAILABLE, INITIATED, IN_PROGRESS, POST);
-    await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned');
+    await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned');
     await sim.reachable(A.green, false);
-    await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === undefined, 'pin removed after three failed direct polls');
+    await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] === undefined, 'pin removed after three failed direct polls');
     expect((await d.deployment('orders'))['phase']).toBe('WRITER_SWITCHOVER_POST_PROCESSING');
     expect(d.actions.find((a) => a.action === 'unpin-dns')).toMatchObject({ hostname: A.blue, reason: 'direct green polls failed' });
     // the green name still resolves here, so the pair is retried (spec: unresolved pairs stay eligible)
@@ -116,7 +116,7 @@ describe('automatic mode (green discovered from mysql.rds_topology)', () => {
     await sim.status(A.blue, A.green, 'SWITCHOVER_IN_POST_PROCESSING');
     d = await deploy(estate.nats.url, configToml(estate.nats.url, sim.hosts(), backendsA(sim), [automatic()]));
     await d.waitForPhase('orders', 'WRITER_SWITCHOVER_POST_PROCESSING');
-    await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip && t.overlay.shunned.includes('orders-blue-r1'), 'pinned and shunned on late entry');
+    await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] === sim.endpoint(A.green).ip && t.overlay.shunned.includes('orders-blue-r1'), 'pinned and shunned on late entry');
     expect(d.phases('orders')).toEqual(['WRITER_SWITCHOVER_POST_PROCESSING']);
   });
 
@@ -145,7 +145,7 @@ describe('automatic mode (green discovered from mysql.rds_topology)', () => {
     }
     expect(d.phases('orders').filter((p) => p === 'SWITCHOVER_COMPLETED')).toHaveLength(2);
     expect(d.actions.filter((a) => a.action === 'pin-dns')).toHaveLength(2);
-    await d.waitForTopology((t) => t.overlay.shunned.length === 0 && Object.keys(t.overlay.dnsPins).length === 0, 'clean after both rounds');
+    await d.waitForTopology((t) => t.overlay.shunned.length === 0 && Object.keys(t.overlay.dns_pins).length === 0, 'clean after both rounds');
   });
 });
 
@@ -165,15 +165,15 @@ describe('explicit mode (green_writer and green_readers configured)', () => {
     const moved = await d.waitForTopology((t) => shardOf(t, 'orders-green')?.role === 'primary' && shardOf(t, 'orders-green')?.shard === 'default', 'green writer is the default shard primary');
     expect(shardOf(moved, 'orders-blue')?.role).toBe('replica');
     await drive(d, sim, POST);
-    await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip && t.overlay.dnsPins[A.blueReader] === sim.endpoint(A.greenReader).ip, 'writer and mapped reader pinned');
+    await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] === sim.endpoint(A.green).ip && t.overlay.dns_pins[A.blueReader] === sim.endpoint(A.greenReader).ip, 'writer and mapped reader pinned');
     // the reader is mapped: nothing shunned, the writer is not lent
     expect((await d.topology()).overlay.shunned).toEqual([]);
     await sim.completed(A.green);
     await d.waitForPhase('orders', 'READER_SWITCHOVER_IN_PROGRESS');
-    await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === undefined && t.overlay.dnsPins[A.blueReader] !== undefined, 'writer pin removed, reader pin kept until drain');
+    await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] === undefined && t.overlay.dns_pins[A.blueReader] !== undefined, 'writer pin removed, reader pin kept until drain');
     await sim.empty();
     await d.waitForPhase('orders', 'NONE');
-    const done = await d.waitForTopology((t) => Object.keys(t.overlay.dnsPins).length === 0, 'reader pin removed at success');
+    const done = await d.waitForTopology((t) => Object.keys(t.overlay.dns_pins).length === 0, 'reader pin removed at success');
     // not restored: green stays the writer; green pools drained
     expect(shardOf(done, 'orders-green')?.role).toBe('primary');
     expect(d.actions.filter((a) => a.action === 'drain-backend').map((a) => (a.action === 'drain-backend' ? a.backend : ''))).toEqual(['orders-blue', 'orders-blue-r1', 'orders-green', 'orders-green-r1']);
@@ -190,7 +190,7 @@ describe('explicit mode (green_writer and green_readers configured)', () => {
     await d.waitForTopology((t) => shardOf(t, 'orders-green')?.shard === 'default', 'green moved in');
     await drive(d, sim, AVAILABLE);
     const restored = await d.waitForTopology((t) => shardOf(t, 'orders-blue')?.role === 'primary' && shardOf(t, 'orders-green')?.shard === 'green', 'blue writer restored');
-    expect(restored.overlay.dnsPins).toEqual({});
+    expect(restored.overlay.dns_pins).toEqual({});
     expect(d.phases('orders')).toEqual(['AVAILABLE', 'WRITER_SWITCHOVER_INITIATED', 'WRITER_SWITCHOVER_IN_PROGRESS', 'NONE', 'AVAILABLE']);
     expect((await d.deployment('orders'))['interval_ms']).toBe(250);
   });
@@ -205,7 +205,7 @@ describe('topology outcomes', () => {
     await d.waitForTopology((t) => t.overlay.shunned.includes('orders-blue-r1'), 'shunned');
     await sim.empty();
     await d.waitForPhase('orders', 'NONE');
-    await d.waitForTopology((t) => t.overlay.shunned.length === 0 && Object.keys(t.overlay.dnsPins).length === 0 && t.overlay.writersServingReads.length === 0, 'rolled back');
+    await d.waitForTopology((t) => t.overlay.shunned.length === 0 && Object.keys(t.overlay.dns_pins).length === 0 && t.overlay.writers_serving_reads.length === 0, 'rolled back');
     expect(d.phases('orders').slice(-1)).toEqual(['NONE']);
     expect(d.phases('orders')).not.toContain('SWITCHOVER_COMPLETED');
   });
@@ -280,7 +280,7 @@ describe('probe destination and TLS selection (the blue endpoint off the network
     expect((await dep.deployment('orders'))['probe']).toEqual({ host: sim.endpoint(A.green).ip, port: sim.port, tls: true, direct: true, failures: 0 });
     await sim.reachable(A.blue, false);
     await drive(dep, sim, INITIATED, IN_PROGRESS, POST);
-    await dep.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned (observed through green only)');
+    await dep.waitForTopology((t) => t.overlay.dns_pins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned (observed through green only)');
     expect((await dep.deployment('orders'))['probe']).toMatchObject({ direct: true, tls: true, failures: 0 });
   }
 
@@ -343,7 +343,7 @@ describe("effects in mysql-edge's pools", () => {
       await waitFor(async () => (await edgeThreads(blue)).length >= 3, { timeoutMs: 3000, description: 'idle edge connections on blue' });
 
       await drive(d, sim, INITIATED, IN_PROGRESS, POST);
-      await d.waitForTopology((t) => t.overlay.dnsPins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned');
+      await d.waitForTopology((t) => t.overlay.dns_pins[A.blue] === sim.endpoint(A.green).ip, 'writer pinned');
       expect(d.actions.filter((a) => a.action === 'drain-backend').map((a) => a.action === 'drain-backend' && a.backend)).toEqual(['orders-blue']);
       // idle connections closed at once: only the held one is left on blue
       await waitFor(async () => (await edgeThreads(blue)).join() === String(heldOn.id), { timeoutMs: 2000, description: 'only the held connection left on blue' });

@@ -77,6 +77,17 @@ function describeMode(mode: 'transaction' | 'transparent'): void {
       expect(await edge.metrics()).toMatch(new RegExp(`dbproxy_pg_client_timeouts_total\\{[^}]*mode="${mode}"[^}]*kind="idle"[^}]*\\} [1-9]`));
     });
 
+    if (mode === 'transparent')
+      it('closes a client that logged in with SCRAM (its own bytes during the login) and then sent nothing', async () => {
+        // the client's SCRAM messages are the login's: the backend's ReadyForQuery leaves it waiting for the client
+        const { client, fatal } = await connected(edge.rwPort, POOL_USER, POOL_PASSWORD);
+        const started = Date.now();
+        const err = await Promise.race([fatal, new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), READ_TIMEOUT_SECONDS * 1000 + 5_000))]);
+        expect(err).toMatchObject({ code: '57P05', severity: 'FATAL' });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(READ_TIMEOUT_SECONDS * 1000 - 100);
+        await client.end().catch(() => undefined);
+      });
+
     it('closes a client idle in an open transaction with FATAL 25P03', async () => {
       const { client, fatal } = await connected(edge.rwPort, user, password);
       await client.query('BEGIN');

@@ -6,6 +6,7 @@ export { runMain, type MainOptions } from './main';
 export { Readiness, type ComponentStatus, type ComponentState, type ReadinessReport } from './readiness';
 export { ConfigFollower, documentHash, type ConfigSource, type ConfigListener } from './config-follower';
 export { splitListen } from './admin-server';
+export { snakeCaseKeys, snakeCaseKey } from './admin-json';
 export type { WorkerLauncher } from './workers/worker-group';
 export { usableCpus, cgroupCpuQuota, CGROUP_CPU_PATHS, type CpuQuotaPaths } from './workers/cpu-quota';
 export { ServiceListeners, type ListenerSpec, type BoundListener, type RejectReason } from './listeners';

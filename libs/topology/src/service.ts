@@ -1,7 +1,7 @@
 // The topology service: health checks of every configured backend, snapshots per protocol on the
 // bus (+ KV), refresh requests from edges, and blue/green actions applied to the snapshots.
 import { KvRecords, openRecords, serveMessages, subscribeMessages, Subjects, type Protocol, type Subscription, type TopologySnapshot } from '@dbproxy/bus';
-import type { RunningService, ServiceContext, ServiceDefinition } from '@dbproxy/runtime';
+import { snakeCaseKeys, type RunningService, type ServiceContext, type ServiceDefinition } from '@dbproxy/runtime';
 import { errorMessage } from '@dbproxy/util';
 import { TopologyMetrics } from './metrics';
 import { ProtocolMonitor } from './protocol-monitor';
@@ -84,14 +84,18 @@ function serveRefreshRequests(ctx: ServiceContext, monitors: Map<Protocol, Proto
   });
 }
 
+/** Maps in GET /topology keyed by backend, shard, host or deployment names: their keys are data. */
+const DATA_KEYED = new Set(['draining', 'dns_pins', 'moved_writers', 'read_only_suppression']);
+const adminJson = (body: unknown) => snakeCaseKeys(body, DATA_KEYED);
+
 function addAdminRoutes(ctx: ServiceContext, monitors: Map<Protocol, ProtocolMonitor>): void {
-  ctx.addAdminRoute({ method: 'GET', url: '/topology', handler: async () => ({ protocols: [...monitors.values()].map((m) => m.describe()) }) });
+  ctx.addAdminRoute({ method: 'GET', url: '/topology', handler: async () => adminJson({ protocols: [...monitors.values()].map((m) => m.describe()) }) });
   ctx.addAdminRoute({
     method: 'GET',
     url: '/topology/:protocol',
     handler: async (req, reply) => {
       const monitor = monitors.get((req.params as { protocol: string }).protocol as Protocol);
-      return monitor ? monitor.describe() : reply.code(404).send({ error: 'unknown protocol' });
+      return monitor ? adminJson(monitor.describe()) : reply.code(404).send({ error: 'unknown protocol' });
     },
   });
 }

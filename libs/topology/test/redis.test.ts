@@ -114,7 +114,7 @@ max_replica_lag_seconds = 2
     expect(snapshot.generation).toBeGreaterThanOrEqual(startedAt); // max(previous + 1, now in ms), none before
     expect(snapshot.generation).toBeLessThanOrEqual(Date.now());
     expect(snapshot).toMatchObject({ protocol: 'redis', epoch: edge.client.current().epoch });
-    const healthy = { weight: expect.any(Number), healthy: true, lagging: false, shunned: false, draining: false, status: 'online', dnsPin: null };
+    const healthy = { weight: expect.any(Number), healthy: true, lagging: false, shunned: false, draining: false, status: 'online', dns_pin: null };
     expect(snapshot.shards).toEqual([
       {
         shard: 'default',
@@ -129,17 +129,17 @@ max_replica_lag_seconds = 2
 
     const [primary, replica] = redisView.backends;
     expect(redisView.backends.map((b) => b.name)).toEqual(['r-primary', 'r-replica']);
-    expect(primary).toMatchObject({ shard: 'default', role: 'primary', address: primaryAddress, connectAddress: primaryAddress, state: 'up', consecutiveFailures: 0, lag: { lagSeconds: null, lagging: false } });
-    expect(replica).toMatchObject({ shard: 'default', role: 'replica', address: replicaAddress, connectAddress: replicaAddress, state: 'up', consecutiveFailures: 0, maxLagSeconds: 2, lag: { lagging: false } });
+    expect(primary).toMatchObject({ shard: 'default', role: 'primary', address: primaryAddress, connect_address: primaryAddress, state: 'up', consecutive_failures: 0, lag: { lag_seconds: null, lagging: false } });
+    expect(replica).toMatchObject({ shard: 'default', role: 'replica', address: replicaAddress, connect_address: replicaAddress, state: 'up', consecutive_failures: 0, max_lag_seconds: 2, lag: { lagging: false } });
     for (const b of [primary, replica]) {
       expect(b?.checks).toBeGreaterThanOrEqual(1); // one per interval since the service started
-      expect(b?.lastCheck).toMatchObject({ ok: true, roleObserved: b?.role, position: expect.stringMatching(/^\d+$/) });
-      expect(b?.lastCheck?.latencyMs).toBeGreaterThan(0);
-      expect(b?.lastCheck?.latencyMs).toBeLessThan(800); // health.timeout_seconds
-      expect(Date.now() - Date.parse(b?.lastCheck?.checkedAt ?? '')).toBeLessThan(5_000);
+      expect(b?.last_check).toMatchObject({ ok: true, role_observed: b?.role, position: expect.stringMatching(/^\d+$/) });
+      expect(b?.last_check?.latency_ms).toBeGreaterThan(0);
+      expect(b?.last_check?.latency_ms).toBeLessThan(800); // health.timeout_seconds
+      expect(Date.now() - Date.parse(b?.last_check?.checked_at ?? '')).toBeLessThan(5_000);
     }
-    expect(replica?.lag?.lagSeconds).toBeGreaterThanOrEqual(0);
-    expect(replica?.lag?.lagSeconds).toBeLessThan(2);
+    expect(replica?.lag?.lag_seconds).toBeGreaterThanOrEqual(0);
+    expect(replica?.lag?.lag_seconds).toBeLessThan(2);
 
     // GET /topology: every protocol, the ones without backends with an empty snapshot
     const { status, body } = await getJson<{ protocols: ProtocolDescription[] }>(`${topology.admin}/topology`);
@@ -214,9 +214,9 @@ max_replica_lag_seconds = 2
     expect(view.snapshot?.generation).toBeGreaterThan(generationBefore);
     expect(view.snapshot?.shards[0]?.backends.map((b) => [b.name, b.healthy])).toEqual([['r-primary', true], ['r-replica', false]]);
     const stopped = view.backends.find((b) => b.name === 'r-replica');
-    expect(stopped).toMatchObject({ state: 'down', lastCheck: { ok: false, latencyMs: null, roleObserved: 'unknown', position: null } });
-    expect(stopped?.consecutiveFailures).toBeGreaterThanOrEqual(2);
-    expect(stopped?.lastCheck?.error).toMatch(/ECONNREFUSED|refused|closed/i);
+    expect(stopped).toMatchObject({ state: 'down', last_check: { ok: false, latency_ms: null, role_observed: 'unknown', position: null } });
+    expect(stopped?.consecutive_failures).toBeGreaterThanOrEqual(2);
+    expect(stopped?.last_check?.error).toMatch(/ECONNREFUSED|refused|closed/i);
     expect((await getJson(`${topology.admin}/readyz`)).status).toBe(200); // a replica down does not make topology unready
 
     // while it is down, every check fails: both counters grow by the same amount
@@ -227,7 +227,7 @@ max_replica_lag_seconds = 2
     const back = await scrapeUntil((m) => m.value(UP, { ...REDIS, backend: 'r-replica' }) === 1, 'dbproxy_backend_up 1 for r-replica');
     const afterBack = await scrapeUntil((m) => checks(m, 'r-replica') >= checks(back, 'r-replica') + 2, 'two checks after the restart');
     expect(failures(afterBack, 'r-replica')).toBe(failures(back, 'r-replica'));
-    expect((await describeRedis()).backends.find((b) => b.name === 'r-replica')).toMatchObject({ state: 'up', consecutiveFailures: 0 });
+    expect((await describeRedis()).backends.find((b) => b.name === 'r-replica')).toMatchObject({ state: 'up', consecutive_failures: 0 });
     await waitForBackend(edge.client, 'r-replica', (b) => b.healthy && !b.lagging);
   });
 

@@ -3,7 +3,7 @@
 // readers of the service's admin HTTP (/metrics, /topology).
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
-import type { Protocol, TopologySnapshot } from '@dbproxy/bus';
+import type { Protocol } from '@dbproxy/bus';
 import { startRuntime, type Runtime, type ServiceDefinition } from '@dbproxy/runtime';
 import { startDbproxy, waitForHttp, writeConfig, type DbproxyProcess } from '@dbproxy/runtime/testing';
 import { freePort, waitFor } from '@dbproxy/testing';
@@ -105,19 +105,26 @@ export interface BackendDescription {
   shard: string;
   role: 'primary' | 'replica';
   address: string;
-  connectAddress: string;
+  connect_address: string;
   state: 'unchecked' | 'up' | 'down';
   checks: number;
-  consecutiveFailures: number;
-  maxLagSeconds: number;
-  lag: { lagSeconds: number | null; lagging: boolean; reason?: string } | null;
-  lastCheck: { ok: boolean; latencyMs: number | null; roleObserved: string; position: string | null; checkedAt: string; error?: string } | null;
+  consecutive_failures: number;
+  max_lag_seconds: number;
+  lag: { lag_seconds: number | null; lagging: boolean; reason?: string } | null;
+  last_check: { ok: boolean; latency_ms: number | null; role_observed: string; position: string | null; checked_at: string; error?: string } | null;
 }
 
 /** `GET /topology/:protocol` (and each entry of `GET /topology`'s `protocols`). */
 export interface ProtocolDescription {
   protocol: Protocol;
-  snapshot: TopologySnapshot | null;
+  /** The published snapshot, keys in snake_case like every admin JSON key. */
+  snapshot: {
+    protocol: Protocol;
+    generation: number;
+    epoch: number;
+    published_at: string;
+    shards: { shard: string; backends: { name: string; address: string; role: string; healthy: boolean; lagging: boolean; shunned: boolean; draining: boolean; dns_pin: string | null }[] }[];
+  } | null;
   overlay: Record<string, unknown>;
   cluster: unknown;
   backends: BackendDescription[];

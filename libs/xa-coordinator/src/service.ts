@@ -18,7 +18,7 @@ import { TwoPhaseCommit } from './two-phase-commit';
 import { XidFactory } from './xid';
 
 function startDisabled(ctx: ServiceContext): RunningService {
-  ctx.addAdminRoute({ method: 'GET', url: '/xa', handler: async () => ({ enabled: false, inDoubt: [] }) });
+  ctx.addAdminRoute({ method: 'GET', url: '/xa', handler: async () => ({ enabled: false, in_doubt: [] }) });
   ctx.logger.info('xa-coordinator: [mysql.xa] enabled = false; dbproxy.xa.execute is not served');
   return { close: async () => undefined };
 }

@@ -209,7 +209,7 @@ export const BOTH = [
   { shard: 's2', backend: 'p2' },
 ];
 
-export async function getXa(c: CoordinatorProcess): Promise<{ coordinator: string; inDoubt: { xid: string; backend: string; ours: boolean; decision: string; ageSeconds: number | null }[] }> {
+export async function getXa(c: CoordinatorProcess): Promise<{ coordinator: string; in_doubt: { xid: string; backend: string; ours: boolean; decision: string; age_seconds: number | null }[] }> {
   return (await (await fetch(`${c.admin}/xa`)).json()) as never;
 }
 

@@ -67,7 +67,7 @@ describe('xa-coordinator on two MariaDB primaries', () => {
     expect(await ids(p.p2)).toEqual([1]);
     expect(xaRecover(p.p1)).toEqual([]);
     expect(xaRecover(p.p2)).toEqual([]);
-    expect((await getXa(coordinator)).inDoubt).toEqual([]);
+    expect((await getXa(coordinator)).in_doubt).toEqual([]);
     const metrics = await (await fetch(`${coordinator.admin}/metrics`)).text();
     expect(metrics).toMatch(/dbproxy_xa_transactions_total\{[^}]*decision="commit"[^}]*\} 1/);
   });

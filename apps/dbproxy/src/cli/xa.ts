@@ -12,7 +12,7 @@ interface InDoubtView {
   ours: boolean;
   decision: string;
   running: boolean;
-  ageSeconds: number | null;
+  age_seconds: number | null;
 }
 
 function adminBase(configPath: string, admin: string | undefined): string {
@@ -26,12 +26,12 @@ function adminBase(configPath: string, admin: string | undefined): string {
   return `http://${reachable}:${address.slice(at + 1)}`;
 }
 
-function listLines(body: { coordinator?: string; inDoubt?: InDoubtView[]; unreachable?: { backend: string; error: string }[] }): string[] {
-  const rows = body.inDoubt ?? [];
+function listLines(body: { coordinator?: string; in_doubt?: InDoubtView[]; unreachable?: { backend: string; error: string }[] }): string[] {
+  const rows = body.in_doubt ?? [];
   const lines = [`coordinator ${body.coordinator ?? '(XA disabled)'}: ${rows.length} in-doubt branch(es)`];
   for (const r of rows) {
     const owner = r.ours ? `ours, decision ${r.decision}${r.running ? ', running' : ''}` : 'another transaction manager';
-    const age = r.ageSeconds === null ? 'age unknown' : `${r.ageSeconds.toFixed(1)} s old`;
+    const age = r.age_seconds === null ? 'age unknown' : `${r.age_seconds.toFixed(1)} s old`;
     lines.push(`  ${r.xid}  bqual=${JSON.stringify(r.bqual)}  ${r.backend} (shard ${r.shard})  ${owner}  ${age}`);
   }
   for (const u of body.unreachable ?? []) lines.push(`  unreachable: ${u.backend}: ${u.error}`);

@@ -52,6 +52,7 @@ export interface ComposeService {
   volumes?: string[];
   environment?: Record<string, string>;
   container_name?: string;
+  depends_on?: unknown;
 }
 
 export function readCompose(text = read('docker-compose.yml')): { services: Record<string, ComposeService> } {

@@ -14,6 +14,9 @@ export interface ReceivedSpan {
   readonly traceId: string;
   readonly spanId: string;
   readonly parentSpanId?: string;
+  /** Nanoseconds since the epoch, as OTLP/JSON writes them (decimal strings). */
+  readonly startTimeUnixNano: string;
+  readonly endTimeUnixNano: string;
   readonly status?: { code?: number; message?: string };
   readonly attributes: Record<string, string | number | boolean>;
   readonly service: string;
@@ -61,7 +64,8 @@ export function renderTree(spans: readonly ReceivedSpan[], root: ReceivedSpan, k
   const kind = Object.entries(Kind).find(([, k]) => k === root.kind)?.[0] ?? String(root.kind);
   const attrs = keys.filter((k) => root.attributes[k] !== undefined).map((k) => `${k}=${String(root.attributes[k])}`);
   const status = root.status?.code === 2 ? ' ERROR' : '';
-  const line = `${'  '.repeat(depth)}- ${root.name} [${kind}${status}] ${attrs.join(' ')}`;
+  const ids = depth === 0 ? `trace=${root.traceId} span=${root.spanId} parent=${root.parentSpanId || '-'}` : `span=${root.spanId} parent=${root.parentSpanId ?? '-'}`;
+  const line = `${'  '.repeat(depth)}- ${root.name} [${kind}${status}] ${ids} ${attrs.join(' ')}`;
   const children = spans.filter((s) => s.parentSpanId === root.spanId && s.traceId === root.traceId);
   return [line, ...children.map((c) => renderTree(spans, c, keys, depth + 1))].join('\n');
 }

@@ -1,7 +1,10 @@
 // What a transparent session knows of its relayed streams without parsing them: where the
 // backend's messages end (headers only, never a body) and whether its last one was ReadyForQuery,
 // so that an idle client can be told why it is closed and a shutdown can send a FATAL between two
-// messages. A TLS-passthrough session is encrypted end to end: only the time of the last byte is known.
+// messages, and how long each exchange took (the client's first bytes after a ReadyForQuery up to
+// the backend's next one, for the latency histograms). A TLS-passthrough session is encrypted end
+// to end: only the time of the last byte is known.
+import type { LatencySeries } from '@dbproxy/observability';
 import { BackendCode } from '@dbproxy/protocol-pg';
 
 const HEADER_BYTES = 5;
@@ -74,22 +77,46 @@ export class StreamWatch {
   private lastByteAt = performance.now();
   /** The client sent bytes since the backend's last ReadyForQuery: a statement may be running. */
   private clientSpoke = false;
+  /** When the client's first bytes since the backend's last ReadyForQuery arrived. */
+  private spokeAt = 0;
+  /** Bound once the login is done; undefined before (and under TLS passthrough). */
+  private latency: LatencySeries | undefined;
 
   constructor(encrypted: boolean) {
     this.boundaries = encrypted ? undefined : new MessageBoundaries();
   }
 
+  /**
+   * The backend's ReadyForQuery that ends the login was relayed: the client's bytes before it were
+   * the login's, and from now on each exchange is observed in `latency` (statement and backend:
+   * a relay sends the client's bytes on as they arrive).
+   */
+  loggedIn(latency: LatencySeries): void {
+    this.clientSpoke = false;
+    this.latency = latency;
+  }
+
   fromClient(): void {
-    this.lastByteAt = performance.now();
+    const now = performance.now();
+    this.lastByteAt = now;
+    if (this.clientSpoke) return;
     this.clientSpoke = true;
+    this.spokeAt = now;
   }
 
   fromBackend(buf: Buffer, n: number): void {
-    this.lastByteAt = performance.now();
+    const now = performance.now();
+    this.lastByteAt = now;
     const boundaries = this.boundaries;
     if (!boundaries) return;
     boundaries.feed(buf, n);
-    if (boundaries.awaitingClient) this.clientSpoke = false;
+    if (!boundaries.awaitingClient || !this.clientSpoke) return;
+    this.clientSpoke = false;
+    const latency = this.latency;
+    if (latency === undefined) return;
+    const seconds = (now - this.spokeAt) / 1000;
+    latency.statement.observe(seconds);
+    latency.backend.observe(seconds);
   }
 
   /** How long the backend has waited for a silent client (ms); 0 while a statement may run. TLS passthrough: since the last byte either way. */

@@ -63,6 +63,8 @@ export class TransparentSession implements IdleWatched {
   private tls = false;
   /** The relayed streams' activity, from the first relayed byte on (proxy.client_read_timeout_seconds, shutdown). */
   private watch: StreamWatch | undefined;
+  /** How the backend was chosen (primary, replica, fallback): the `route` of the latency series. */
+  private backendRoute = '';
   private readonly startedPerf = performance.now();
   private readonly loginMs: number;
 
@@ -322,6 +324,7 @@ export class TransparentSession implements IdleWatched {
     try {
       const choice = this.epoch.directory.require(resolution.shard, this.listener === 'read_write' ? 'primary' : 'replica', load, pg.fallback_to_primary);
       if (choice.fellBack) this.edge.metrics.fallbacks.inc({ mode: 'transparent' });
+      this.backendRoute = choice.fellBack ? 'fallback' : (choice.target as BackendTarget).role;
       if (this.span) this.describeSpan(this.span, resolution, choice.target as BackendTarget, choice.fellBack);
       return choice.target;
     } catch (err) {
@@ -393,6 +396,7 @@ export class TransparentSession implements IdleWatched {
       if (ready) {
         backend.off('data', onData);
         const watch = this.watch as StreamWatch;
+        watch.loggedIn(this.edge.metrics.latency.series(this.listener, this.backendRoute, target.config.name));
         const rest = framer.takeRemainder();
         if (rest.length > 0) {
           watch.fromBackend(rest, rest.length);

@@ -9,7 +9,7 @@ import { isDefaultState } from '../io/endpoint';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import { ResponsePolicy } from './command-flags';
 import type { CommandSpec } from './command-table';
-import { countCommand } from './counting';
+import { BLOCKING_ROUTE, countCommand, SEVERAL_BACKENDS } from './counting';
 import { groupOfKeys, MIXED } from './dispatcher';
 import { Fanout } from './fanout';
 import type { EndpointRoute } from './link-directory';
@@ -109,7 +109,9 @@ export function blockingCommand(s: CommandSession, batch: CommandBatch, i: numbe
   }
   if (!route) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', routes.single ? routes.shardName() : routes.nameOfGroup(group)));
   countCommand(route, spec);
-  leaseAndSend(s, route, s, s.ring.reserve(), -1, batch.buffer, start, end, flags, 0, false);
+  const seq = s.ring.reserve();
+  s.ring.time(seq, s.edge.metrics.latency.series(s.listener, BLOCKING_ROUTE, route.endpoint.name).statement);
+  leaseAndSend(s, route, s, seq, -1, batch.buffer, start, end, flags, 0, false);
 }
 
 /**
@@ -124,6 +126,7 @@ function blockEverywhere(s: CommandSession, batch: CommandBatch, i: number, spec
   if (targets.some((t) => t === undefined)) return s.replyError(RedisEdgeErrors.noBackend(s.readOnly ? 'replica' : 'primary', s.edge.routes.missingShard(byShard)));
   const merge = spec.responsePolicy === ResponsePolicy.AggMax ? Merge.Max : spec.responsePolicy === ResponsePolicy.AggSum ? Merge.Sum : Merge.Min;
   const seq = s.ring.reserve();
+  s.ring.time(seq, s.edge.metrics.latency.series(s.listener, BLOCKING_ROUTE, targets.length === 1 ? (targets[0] as EndpointRoute).endpoint.name : SEVERAL_BACKENDS).statement);
   const sink: ReplySink = targets.length === 1 ? s : new Fanout(s, merge, targets.length);
   targets.forEach((route, p) => {
     countCommand(route as EndpointRoute, spec);

@@ -15,3 +15,9 @@ export function countCommand(route: EndpointRoute, spec: CommandSpec): void {
 export function commandType(spec: CommandSpec): 'read' | 'write' | 'other' {
   return (spec.flags & CommandFlag.Write) !== 0 ? 'write' : (spec.flags & CommandFlag.ReadOnly) !== 0 ? 'read' : 'other';
 }
+
+/** The `backend` of the latency series of a command sent to several nodes (fan-outs, WAIT on every shard). */
+export const SEVERAL_BACKENDS = '*';
+
+/** The `route` of blocking commands' latency series: they last as long as they block, so they are kept apart from read/write. */
+export const BLOCKING_ROUTE = 'blocking';

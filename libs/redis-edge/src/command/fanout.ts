@@ -8,7 +8,7 @@ import type { BackendLink } from '../io/backend-link';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import { CommandFlag } from './command-flags';
 import type { CommandSpec } from './command-table';
-import { countCommand } from './counting';
+import { commandType, countCommand, SEVERAL_BACKENDS } from './counting';
 import type { EndpointRoute } from './link-directory';
 import { Merge, MERGE_NAMES, mergeReplies, multiKeyMerge, RESPONSE_MERGE } from './merge';
 import { followOrSplit } from './key-by-key';
@@ -58,6 +58,7 @@ export class Fanout implements ReplySink {
 
 function sendParts(s: CommandSession, spec: CommandSpec, fanout: Fanout, merge: number, targets: readonly EndpointRoute[], frames: readonly Buffer[]): void {
   const seq = s.ring.reserve();
+  s.ring.time(seq, s.edge.metrics.latency.series(s.listener, commandType(spec), SEVERAL_BACKENDS).statement);
   const flags = s.edge.routes.cluster ? SendFlag.Redirectable : 0;
   s.edge.metrics.fanouts.inc({ policy: MERGE_NAMES[merge] });
   targets.forEach((route, p) => {

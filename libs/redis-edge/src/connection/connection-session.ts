@@ -10,6 +10,7 @@ import { errorReply, RedisEdgeErrors } from '../errors';
 import { adoptSocketRaw, descriptorOf, onreadRaw, readSocket, StateMachine, writeDirectCopying, type SessionSnapshot } from '@dbproxy/runtime';
 import { dialBackend, splitAddress, TLS_FILES_UNREADABLE } from '../io/dial';
 import type { ConnectionEdge } from './connection-edge';
+import { CONNECTION_ROUTE, ExchangeTiming } from './exchange-timing';
 
 export type ConnectionState = 'awaiting-shard' | 'connecting' | 'piping' | 'closed';
 export type ListenerRole = 'read_write' | 'read_only';
@@ -37,6 +38,8 @@ export class ConnectionSession {
   private backendName: string | undefined;
   private clientEnded = false;
   private span: Span | undefined;
+  /** dbproxy_statement_duration_seconds of this session's exchanges, bound once the backend is chosen. */
+  private timing: ExchangeTiming | undefined;
   /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
   readonly adminId: string;
   private readonly startedAt = Date.now();
@@ -88,12 +91,14 @@ export class ConnectionSession {
   private clientRead(buf: Buffer, n: number): void {
     if (!this.machine.is('piping')) return this.clientBytes(Buffer.from(buf.subarray(0, n)));
     this.quitSent = n <= QUIT_READ_MAX && mentionsQuit(buf, n);
+    (this.timing as ExchangeTiming).clientSent();
     if (!writeDirectCopying(this.backend as Socket, this.backendFd, buf, n)) this.client.pause();
   }
 
   private clientBytes(chunk: Buffer): void {
     if (this.machine.is('piping')) {
       this.quitSent = chunk.length <= QUIT_READ_MAX && mentionsQuit(chunk, chunk.length);
+      (this.timing as ExchangeTiming).clientSent();
       if (!(this.backend as Socket).write(chunk)) this.client.pause();
     } else if (this.machine.is('awaiting-shard')) {
       this.input.append(chunk, this.scanner.needBytes);
@@ -146,9 +151,16 @@ export class ConnectionSession {
     this.edge.opened(target.name);
     const { host, port } = splitAddress(target.address);
     this.span = this.edge.tracer.startSpan('redis session', { kind: SpanKind.SERVER, attributes: { 'db.system.name': 'redis', 'server.address': host, 'server.port': port, 'dbproxy.shard': shard, 'dbproxy.backend': target.name, 'dbproxy.listener': this.listener } });
-    const toClient = (chunk: Buffer) => this.client.write(chunk) || backend.pause();
+    const timing = (this.timing = new ExchangeTiming(this.edge.metrics.latency.series(this.listener, CONNECTION_ROUTE, target.name).statement));
+    const toClient = (chunk: Buffer) => {
+      timing.backendAnswered();
+      return this.client.write(chunk) || backend.pause();
+    };
     // plaintext backend reads arrive in the shared scratch and go straight to the client's descriptor
-    const rawToClient = (buf: Buffer, n: number) => writeDirectCopying(this.client, this.clientFd, buf, n) || backend.pause();
+    const rawToClient = (buf: Buffer, n: number) => {
+      timing.backendAnswered();
+      return writeDirectCopying(this.client, this.clientFd, buf, n) || backend.pause();
+    };
     let dialed;
     try {
       dialed = dialBackend(target.address, { tls: target.tls, allowHalfOpen: true, onread: onreadRaw(rawToClient), onData: toClient });
@@ -175,7 +187,10 @@ export class ConnectionSession {
     backend.setTimeout(0);
     if (!(backend instanceof TLSSocket)) this.backendFd = descriptorOf(backend);
     const client = this.client;
-    if (this.pending.length > 0) backend.write(this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending));
+    if (this.pending.length > 0) {
+      (this.timing as ExchangeTiming).clientSent();
+      backend.write(this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending));
+    }
     this.pending.length = 0;
     // Both directions as they arrive (clientBytes, the backend's onread), each paused while the other side's socket buffers.
     backend.on('drain', () => client.resume());

@@ -43,6 +43,8 @@ export class CheckRoundSpan {
     );
     try {
       const result = await run();
+      // the engine the server named (mariadb or mysql), as the edges' spans name it
+      if (result.engine !== undefined) span.setAttribute(DbAttributes.system, result.engine);
       span.setAttribute('dbproxy.health.ok', result.ok);
       span.setAttribute('dbproxy.health.role', result.roleObserved);
       if (result.latencyMs !== null) span.setAttribute('dbproxy.health.latency_ms', result.latencyMs);

@@ -116,6 +116,7 @@ export class MysqlProbe extends MonitorConnection<MysqlConnection> {
       progress,
       replica: status === 'unknown' ? this.unknownReplication() : status ? replicaFromStatus(status) : null,
       checkedAt: Date.now(),
+      engine: flavor,
     };
   }
 

@@ -26,6 +26,8 @@ export interface CheckResult {
   /** When the answer arrived (ms since epoch). */
   readonly checkedAt: number;
   readonly error?: string;
+  /** The engine the server said it is (SELECT VERSION()), for db.system.name: MySQL checks only. */
+  readonly engine?: 'mysql' | 'mariadb';
 }
 
 /** A monitor connection to one backend. */
