@@ -167,6 +167,8 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'mysql.routes[].database': MYSQL_EPOCH,
   'mysql.routes[].user': MYSQL_EPOCH,
   'mysql.routes[].shard': MYSQL_EPOCH,
+  // a route's own login mode (absent: [mysql] auth)
+  'mysql.routes[].auth': 'libs/mysql-edge/src/passthrough/passthrough-session.ts',
   'mysql.route_default': MYSQL_EPOCH,
   // every statement runs on this shard (the route planner's defaultShard)
   'mysql.sharding.default_shard': MYSQL_EPOCH,
@@ -244,6 +246,8 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'postgres.routes[].database': PG_ROUTES,
   'postgres.routes[].user': PG_ROUTES,
   'postgres.routes[].shard': PG_ROUTES,
+  // refused by validate: pg-edge has no authentication passthrough
+  'postgres.routes[].auth': 'libs/config/src/route-rules.ts',
   'postgres.route_default': PG_ROUTES,
   'postgres.sharding.enabled': PG_SHARD_KEY,
   'postgres.sharding.parameter': PG_SHARD_KEY,
