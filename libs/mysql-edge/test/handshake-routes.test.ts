@@ -43,7 +43,14 @@ shard = "b"
 name = "billing"
 database = "billing_*"
 shard = "b"
+[[mysql.routes]]
+name = "tenants"
+database = "tenant_*"
+shard = "b"
+auth = "passthrough"
 `;
+/** An account only cluster b knows: the "tenants" route lets b's primary check its password (the proxy holds none). */
+const TENANT = { user: 'tenant_owner', password: 'tenant-owner-pw' };
 const USERS = '[[users]]\nname = "report_ro"\npassword = "report-secret"\nmysql_auth_plugin = "mysql_native_password"\n';
 
 async function port(c: Connection): Promise<number> {
@@ -76,7 +83,12 @@ beforeAll(async () => {
     await direct.query(`CREATE DATABASE ${db}`);
     await direct.query(`CREATE TABLE ${db}.t (id INT PRIMARY KEY, cluster VARCHAR(8))`);
     await direct.query(`INSERT INTO ${db}.t VALUES (1, '${server === a ? 'a' : 'b'}')`);
-    if (server === b) await direct.query('CREATE DATABASE misc_db');
+    if (server === b) {
+      await direct.query('CREATE DATABASE misc_db');
+      await direct.query('CREATE DATABASE tenant_x');
+      await direct.query(`CREATE USER '${TENANT.user}'@'%' IDENTIFIED BY '${TENANT.password}'`);
+      await direct.query(`GRANT ALL ON tenant_x.* TO '${TENANT.user}'@'%'`);
+    }
     await direct.end();
   }
   const backends = [
@@ -126,6 +138,25 @@ it('routes the mariadb CLI the same way, over TLS and without', async () => {
   expect(await cli(strict.rwPort, ['--ssl', `--ssl-ca=${pki.ca}`, '-D', 'orders_db', '-e', "SELECT @@port, cluster FROM t; SHOW STATUS LIKE 'Ssl_version'"])).toMatch(new RegExp(`^${a.primary.port}\\ta`));
   const tls = await cli(strict.rwPort, ['--ssl', `--ssl-ca=${pki.ca}`, '-D', 'billing_eu', '-e', 'status']);
   expect(tls).toMatch(/SSL:\s+Cipher in use is/);
+});
+
+it("a route's auth = \"passthrough\" lets its cluster's primary check the login; other routes keep the proxy's [[users]]", async () => {
+  expect(strict.config).not.toContain(TENANT.password);
+  const tenant = await createConnection({ host: '127.0.0.1', port: strict.rwPort, ...TENANT, database: 'tenant_x' });
+  try {
+    expect(await port(tenant)).toBe(b.primary.port);
+    const [rows] = await tenant.query<RowDataPacket[]>('SELECT CURRENT_USER() AS u');
+    expect(rows[0]?.['u']).toBe(`${TENANT.user}@%`);
+  } finally {
+    await tenant.end();
+  }
+  // the server's own refusal of a wrong password on the passthrough route
+  const wrong = await loginError(createConnection({ host: '127.0.0.1', port: strict.rwPort, user: TENANT.user, password: 'nope', database: 'tenant_x' }));
+  expect(wrong.errno).toBe(1045);
+  expect(wrong.message).toContain(TENANT.user);
+  // on a proxy-authenticated route the account is unknown to [[users]]
+  const proxied = await loginError(createConnection({ host: '127.0.0.1', port: strict.rwPort, ...TENANT, database: 'orders_db' }));
+  expect(proxied.errno).toBe(1045);
 });
 
 it('takes the first matching route, and matches a user by glob', async () => {
