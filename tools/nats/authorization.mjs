@@ -33,6 +33,7 @@ const EDGE_ADMIN = 'dbproxy.edges.*.*.admin'; // config-api asks one edge instan
 const REFRESH = 'dbproxy.topology.*.refresh';
 const EDGE_READS = ['dbproxy.topology.*', 'dbproxy.health.>', 'dbproxy.bgd.>'];
 const INBOX = '_INBOX.>';
+const CACHE_INVALIDATE = 'dbproxy.cache.invalidate'; // mysql-edge's result cache ([mysql.cache]): bumped table generations
 
 /** Per service: publish and subscribe allow lists, and whether it answers requests. */
 export const ServicePermissions = {
@@ -61,9 +62,9 @@ export const ServicePermissions = {
     responds: true,
   },
   'mysql-edge': {
-    why: 'reads config and topology; asks xa-coordinator and topology; KILL across edges (its own KV)',
-    publish: [JS_INFO, ...kvRead(Buckets.config), ...kvRead(Buckets.topology), ...kvWrite(Buckets.mysqlEdgeIds), REFRESH, 'dbproxy.xa.execute', 'dbproxy.mysqledge.kill.*', HEARTBEAT],
-    subscribe: [INBOX, ...EDGE_READS, 'dbproxy.mysqledge.kill.*', EDGE_ADMIN],
+    why: 'reads config and topology; asks xa-coordinator and topology; KILL across edges (its own KV); result-cache generations across edges',
+    publish: [JS_INFO, ...kvRead(Buckets.config), ...kvRead(Buckets.topology), ...kvWrite(Buckets.mysqlEdgeIds), REFRESH, 'dbproxy.xa.execute', 'dbproxy.mysqledge.kill.*', CACHE_INVALIDATE, HEARTBEAT],
+    subscribe: [INBOX, ...EDGE_READS, 'dbproxy.mysqledge.kill.*', CACHE_INVALIDATE, EDGE_ADMIN],
     responds: true,
   },
   'pg-edge': {
