@@ -15,6 +15,8 @@ export interface BackendView {
   readonly health: 'up' | 'down' | 'unknown';
   readonly latency_ms: number | null;
   readonly lag_seconds: number | null;
+  /** Replication position at the last check: GTID set (MariaDB gtid_current_pos), LSN (PostgreSQL replay/current WAL), offset (Redis). */
+  readonly position: string | null;
   readonly checked_at: string | null;
   readonly error: string | null;
 }
@@ -51,6 +53,7 @@ export class BackendHealthBoard {
           health: !fresh ? 'unknown' : report?.up ? 'up' : 'down',
           latency_ms: fresh ? (report?.latencyMs ?? null) : null,
           lag_seconds: fresh ? (report?.lagSeconds ?? null) : null,
+          position: fresh ? (report?.position ?? null) : null,
           checked_at: report?.checkedAt ?? null,
           error: fresh ? (report?.error ?? null) : null,
         });

@@ -121,6 +121,7 @@ export class MysqlEdge implements EdgeContext {
     });
     zeroMysqlEdgeSeries(this.metrics, [...this.current.backends.values()], this.current.routes.series());
     this.causal = new CausalReads(ctx.metrics);
+    topology.onHealth((report) => this.causal.observed(report.backend, report.position));
     this.fanout = new FanoutCoordinator({ epoch: () => this.current, pools: this.pools, metrics: ctx.metrics, logger: ctx.logger, bus: ctx.bus, instanceId: ctx.instanceId });
     this.cache = new ResultCache({ bus: ctx.bus, instanceId: ctx.instanceId, metrics: ctx.metrics });
     this.cache.configure(this.current.config);

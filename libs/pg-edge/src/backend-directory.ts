@@ -57,8 +57,11 @@ export class BackendDirectory {
     return undefined;
   }
 
-  /** A usable replica by weight within the lowest pressure band; the primary when none and `fallback`. */
-  replica(shard: string, load: BackendLoad, fallback: boolean): BackendChoice {
+  /**
+   * A usable replica by weight within the lowest pressure band; the primary when none and `fallback`.
+   * With `prefer` (causal reads: replicas known to have replayed the session's commit), only those while any is usable.
+   */
+  replica(shard: string, load: BackendLoad, fallback: boolean, prefer?: (backend: string) => boolean): BackendChoice {
     const usable = this.topology().usable(shard, 'replica');
     if (usable.length === 0) return fallback ? { target: this.primary(shard), fellBack: true } : { target: undefined, fellBack: false };
     const candidates: ReplicaCandidate[] = [];
@@ -70,7 +73,8 @@ export class BackendDirectory {
       const figures = load.load(state.name);
       candidates.push({ name: state.name, weight: state.weight, inUse: figures.inUse, waiters: figures.waiters, capacity: Math.max(1, figures.capacity) });
     }
-    const name = candidates.length > 0 ? this.selector.pick(candidates) : undefined;
+    const preferred = prefer !== undefined && candidates.length > 1 ? candidates.filter((c) => prefer(c.name)) : [];
+    const name = preferred.length > 0 ? this.selector.pick(preferred) : candidates.length > 0 ? this.selector.pick(candidates) : undefined;
     if (name !== undefined) return { target: targets.get(name), fellBack: false };
     if (!fallback) return { target: undefined, fellBack: false };
     return { target: this.primary(shard), fellBack: true };
@@ -91,8 +95,8 @@ export class BackendDirectory {
   }
 
   /** The target for a role, or a typed error naming what is missing. */
-  require(shard: string, role: 'primary' | 'replica', load: BackendLoad, fallback: boolean): BackendChoice {
-    const choice = role === 'primary' ? { target: this.primary(shard), fellBack: false } : this.replica(shard, load, fallback);
+  require(shard: string, role: 'primary' | 'replica', load: BackendLoad, fallback: boolean, prefer?: (backend: string) => boolean): BackendChoice {
+    const choice = role === 'primary' ? { target: this.primary(shard), fellBack: false } : this.replica(shard, load, fallback, prefer);
     if (!choice.target) throw PgEdgeErrors.noBackend(role, shard);
     return choice;
   }

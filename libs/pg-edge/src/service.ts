@@ -57,6 +57,7 @@ export const pgEdgeService: ServiceDefinition = {
     let epoch = buildEpoch(ctx.config.current(), topology);
     const pools = new TransactionPools(() => topology.current());
     const shared = new TxShared(pools, (e) => new SqlRouter({ dialect: 'postgresql', shardRules: routerRulesOf(e.config.postgres.sharding), multiShard: e.config.postgres.sharding.multi_shard, cacheSize: e.config.postgres.classification_cache_size, allowedFunctions: [...e.config.postgres.allowed_functions], maxParseTokens: e.config.postgres.max_parse_tokens }), new ReplayPositions(ctx.metrics));
+    topology.onHealth((report) => shared.replay.observed(report.backend, report.position));
     pools.configure(epoch);
     shared.resultBudget.limit = epoch.config.postgres.max_buffered_result_bytes;
     const shardOf = new Map(epoch.config.postgres_backends.map((b) => [b.name, b]));

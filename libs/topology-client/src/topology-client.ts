@@ -47,6 +47,8 @@ export interface TopologyClientOptions {
 
 export type RefreshReason = TopologyRefreshRequest['reason'];
 export type TopologyListener = (next: TopologyView, previous: TopologyView) => void;
+/** Called with every health report topology publishes (replication positions for causal reads). */
+export type HealthListener = (report: HealthReport) => void;
 
 const wait = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -58,6 +60,7 @@ export class TopologyClient {
   private view: TopologyView;
   private readonly health = new Map<string, HealthReport>();
   private readonly listeners = new Set<TopologyListener>();
+  private readonly healthListeners = new Set<HealthListener>();
   private readonly subscriptions: Subscription[] = [];
   private lastHeardAt = Date.now();
   private reported: TopologyReadiness | undefined;
@@ -75,7 +78,7 @@ export class TopologyClient {
     this.lastHeardAt = Date.now();
     this.subscriptions.push(
       subscribeMessages(bus, Subjects.topology.pattern({ protocol }), (snapshot) => this.offer(snapshot, true)),
-      subscribeMessages(bus, Subjects.health.pattern({ protocol }), (report) => void this.health.set(report.backend, report)),
+      subscribeMessages(bus, Subjects.health.pattern({ protocol }), (report) => this.onReport(report)),
     );
     const checkEvery = Math.max(50, Math.min(1000, Math.floor(this.staleAfterMs() / 3)));
     this.timer = setInterval(() => this.report(), checkEvery);
@@ -90,6 +93,7 @@ export class TopologyClient {
     for (const s of this.subscriptions.splice(0)) s.unsubscribe();
     if (this.timer) clearInterval(this.timer);
     this.listeners.clear();
+    this.healthListeners.clear();
   }
 
   /** The snapshot in force with its indexes; take it once per query for a consistent answer. */
@@ -139,6 +143,18 @@ export class TopologyClient {
   }
 
   /** Calls `listener` with each newer snapshot; returns an unsubscribe. */
+  /** Every health report from now on (its position is the backend's replication position at the check). */
+  onHealth(listener: HealthListener): () => void {
+    this.healthListeners.add(listener);
+    return () => this.healthListeners.delete(listener);
+  }
+
+  private onReport(report: HealthReport): void {
+    if (this.stopped || report.protocol !== this.opts.protocol) return;
+    this.health.set(report.backend, report);
+    for (const listener of this.healthListeners) listener(report);
+  }
+
   onChange(listener: TopologyListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

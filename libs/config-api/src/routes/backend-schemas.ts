@@ -18,6 +18,7 @@ const backend = {
     health: { type: 'string', enum: ['up', 'down', 'unknown'], description: "topology's verdict; unknown without a recent report" },
     latency_ms: { ...nullable('number'), description: 'Duration of the last health check' },
     lag_seconds: { ...nullable('number'), description: 'Replication lag of a replica; null on primaries or when unknown' },
+    position: { ...nullable('string'), description: 'Replication position at the last check: GTID set (MariaDB gtid_current_pos), WAL LSN (PostgreSQL: replay LSN on a replica, current LSN on a primary) or offset (Redis); null when unknown' },
     checked_at: { ...nullable('string'), format: 'date-time' },
     error: { ...nullable('string'), description: 'Error of the last failed check' },
   },

@@ -17,7 +17,7 @@ export const TRACK_LAST_GTID = "SET SESSION session_track_system_variables = CON
 const WAIT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 export class CausalReads {
-  /** What each replica is known to have applied (learned from this process's waits; only grows). */
+  /** What each replica is known to have applied (from topology's health checks and this process's waits; only grows). */
   private readonly applied = new Map<string, GtidPosition>();
   private readonly outcomes: Counter<'protocol' | 'outcome'>;
   private readonly waits: Histogram<'protocol' | 'outcome'>;
@@ -38,6 +38,17 @@ export class CausalReads {
     let position = this.applied.get(backend);
     if (position === undefined) this.applied.set(backend, (position = new Map()));
     advance(position, target);
+  }
+
+  /**
+   * Topology checked `backend` and saw `position` (its gtid_current_pos): a read whose target it
+   * includes goes there without a wait. Positions only grow, so an older report never misleads;
+   * text that is no MariaDB GTID list (MySQL's gtid_executed) adds nothing.
+   */
+  observed(backend: string, position: string | null): void {
+    if (position === null || position === '') return;
+    const parsed = parseGtids(position);
+    if (parsed.size > 0) this.learned(backend, parsed);
   }
 
   count(outcome: CausalOutcome): void {

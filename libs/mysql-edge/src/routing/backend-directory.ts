@@ -35,10 +35,10 @@ export class BackendDirectory {
    * A usable replica by weight within the lowest pressure band; the primary when none and
    * `fallback` (then `fellBack` is set until the next call). Synchronous: read `fellBack` at once.
    */
-  choose(shard: string, role: 'primary' | 'replica', fallback: boolean, pressure: PressureOf, now: number): BackendState | undefined {
+  choose(shard: string, role: 'primary' | 'replica', fallback: boolean, pressure: PressureOf, now: number, prefer?: (backend: string) => boolean): BackendState | undefined {
     this.fellBack = false;
     if (role === 'replica') {
-      const replica = this.replica(shard, pressure, now);
+      const replica = this.replica(shard, pressure, now, prefer);
       if (replica) return replica;
       if (!fallback) return undefined;
     }
@@ -71,7 +71,8 @@ export class BackendDirectory {
     return false;
   }
 
-  private replica(shard: string, pressure: PressureOf, now: number): BackendState | undefined {
+  /** With `prefer` (causal reads: replicas known to have applied the session's write), only those while any is usable. */
+  private replica(shard: string, pressure: PressureOf, now: number, prefer?: (backend: string) => boolean): BackendState | undefined {
     const usable = this.view().usable(shard, 'replica');
     if (usable.length === 0) return undefined;
     if (usable.length === 1) {
@@ -84,9 +85,17 @@ export class BackendDirectory {
       if (this.suspect(state.name, now)) continue;
       candidates.push({ name: state.name, weight: state.weight, inUse: pressure(state.name) * 1000, waiters: 0, capacity: 1000 });
     }
+    if (prefer !== undefined && candidates.length > 1) keepPreferred(candidates, prefer);
     const name = candidates.length > 0 ? this.selector.pick(candidates) : undefined;
     if (name === undefined) return undefined;
     for (const state of usable) if (state.name === name) return state;
     return undefined;
   }
+}
+
+/** Drops the candidates `prefer` rejects, unless it rejects them all (then any may serve, after a wait). */
+function keepPreferred(candidates: ReplicaCandidate[], prefer: (backend: string) => boolean): void {
+  let kept = 0;
+  for (const c of candidates) if (prefer(c.name)) candidates[kept++] = c;
+  if (kept > 0) candidates.length = kept;
 }

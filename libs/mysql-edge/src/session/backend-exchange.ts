@@ -158,7 +158,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const edge = owner.edge;
     const directory = owner.epoch.directory;
     const fallback = owner.epoch.fallbackToPrimary && !this.fellBack;
-    const backend = directory.choose(plan.shard, plan.role, fallback, this.pressureOf, edge.clock.now);
+    const backend = directory.choose(plan.shard, plan.role, fallback, this.pressureOf, edge.clock.now, this.caughtUp(plan));
     if (backend === undefined) return this.fail(directory.unusable(plan.shard, plan.role, fallback, edge.clock.now), -1);
     if (directory.fellBack) {
       this.fellBack = true;
@@ -224,6 +224,15 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         this.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendConnect(pool.backend, String(err)), -1);
       },
     );
+  }
+
+  /** Causal reads among several replicas: those known (topology's checks, earlier waits) to have applied the session's write. */
+  private caughtUp(plan: Plan): ((backend: string) => boolean) | undefined {
+    if (plan.role !== 'replica' || this.owner.listener !== 'read_write' || (this.kind !== 'query' && this.kind !== 'execute')) return undefined;
+    const target = this.owner.causalTarget(plan.shard);
+    if (target === null) return undefined;
+    const causal = this.owner.edge.causal;
+    return (backend) => causal.known(backend, target);
   }
 
   /**

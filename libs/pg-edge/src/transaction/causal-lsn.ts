@@ -23,7 +23,7 @@ export function lsnText(lsn: bigint): string {
   return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
 }
 
-/** Per process: what each replica is known to have replayed (from this process's checks), and the metrics. */
+/** Per process: what each replica is known to have replayed (topology's health checks and this process's own polls), and the metrics. */
 export class ReplayPositions {
   private readonly replayed = new Map<string, bigint>();
   private readonly outcomes: Counter<'protocol' | 'outcome'>;
@@ -41,6 +41,17 @@ export class ReplayPositions {
 
   learned(backend: string, lsn: bigint): void {
     if ((this.replayed.get(backend) ?? -1n) < lsn) this.replayed.set(backend, lsn);
+  }
+
+  /** Topology checked `backend` and saw `position` (pg_last_wal_replay_lsn() on a replica): positions only grow, so an older report never misleads. */
+  observed(backend: string, position: string | null): void {
+    const lsn = parseLsn(position);
+    if (lsn !== null) this.learned(backend, lsn);
+  }
+
+  /** Causal reads among several replicas: those known to have replayed `target` (undefined: no target, any replica). */
+  caughtUp(target: bigint | undefined): ((backend: string) => boolean) | undefined {
+    return target === undefined ? undefined : (backend) => this.known(backend, target);
   }
 
   count(outcome: CausalOutcome): void {

@@ -396,7 +396,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     const pg = this.epoch.config.postgres;
     let name: string;
     try {
-      const choice = this.epoch.directory.require(shard, decision.role, this.shared.pools, pg.fallback_to_primary);
+      const choice = this.epoch.directory.require(shard, decision.role, this.shared.pools, pg.fallback_to_primary, pg.read_consistency === 'causal' ? this.shared.replay.caughtUp(this.causalTarget) : undefined);
       if (choice.fellBack) this.routeCounters.fallback.inc();
       const target = choice.target as NonNullable<typeof choice.target>;
       name = target.config.name;
