@@ -4,7 +4,7 @@
 // connection is now: released (reset if needed), pinned, parked, or lost. With pipeline_depth > 1
 // an autocommit read may instead share a lent connection with other sessions' reads (pipelines.ts).
 import type { DbSpan } from '@dbproxy/observability';
-import type { Lease } from '@dbproxy/pool';
+import { pipelines, type Lease } from '@dbproxy/pool';
 import type { ProxiedAddresses } from '@dbproxy/runtime';
 import { ParkedLeases, type ConnectionPool, type ParkedHolder } from '../backend/parked-leases';
 import type { SharedLending } from '../backend/pipelines';
@@ -191,7 +191,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       return this.begin();
     }
     const depth = owner.epoch.limits.pipelineDepth;
-    const lending = depth > 1 && plan.pipelinable === true && this.causalWait === null ? edge.pipelines.join(pool, depth, this.fits) : undefined;
+    const lending = pipelines(depth) && plan.pipelinable === true && this.causalWait === null ? edge.pipelines.join(pool, depth, this.fits) : undefined;
     if (lending !== undefined) {
       this.lending = lending;
       this.conn = lending.connection;
@@ -361,7 +361,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     }
     // a command of several frames is answered after its last: the client's, when the edge rebuilt it
     conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN, this, lastFrameSeq(parts[parts.length - 1] as Buffer), packet.lastSequenceId);
-    if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && this.owner.epoch.limits.pipelineDepth > 1) {
+    if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && pipelines(this.owner.epoch.limits.pipelineDepth)) {
       this.lending = this.owner.edge.pipelines.open(this.lease);
       this.lease = null;
     }
