@@ -361,11 +361,21 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     }
     // a command of several frames is answered after its last: the client's, when the edge rebuilt it
     conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN, this, lastFrameSeq(parts[parts.length - 1] as Buffer), packet.lastSequenceId);
-    if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && pipelines(this.owner.epoch.limits.pipelineDepth)) {
+    if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && this.opensLending(this.lease)) {
       this.lending = this.owner.edge.pipelines.open(this.lease);
       this.lease = null;
     }
     this.flush(conn);
+  }
+
+  /**
+   * Whether this read's connection is offered to joiners: always with a fixed depth above 1; with
+   * "auto" only when the pool is full now (nobody can wait, so nobody joins, before it is), so an
+   * uncontended read keeps its lease to itself (and KILL finds it as a session's own).
+   */
+  private opensLending(lease: Lease<BackendConnection>): boolean {
+    const setting = this.owner.epoch.limits.pipelineDepth;
+    return setting === 'auto' ? lease.pool.saturated : pipelines(setting);
   }
 
   /** Sequence id of a reply that starts the response: after the client's command (of several frames from 16 MiB - 1 bytes on). */
