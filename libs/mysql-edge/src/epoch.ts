@@ -3,6 +3,7 @@
 // its epoch until the pin ends, others move to the newest one at their next statement.
 import type { ConfigSnapshot, DbproxyConfig, DeepReadonly, MysqlBackendConfig } from '@dbproxy/config';
 import { CACHING_SHA2_PLUGIN, NATIVE_PASSWORD_PLUGIN, type AccountCredential } from '@dbproxy/protocol-mysql';
+import type { PipelineDepthSetting } from '@dbproxy/pool';
 import { HandshakeRoutes } from '@dbproxy/routing';
 import { SqlRouter } from '@dbproxy/sql';
 import type { TopologyView } from '@dbproxy/topology-client';
@@ -22,8 +23,8 @@ export interface EdgeLimits {
   /** read_consistency = "causal": reads check the replica applied the session's last write (src/causal). */
   readonly causal: boolean;
   readonly causalWaitMs: number;
-  /** Autocommit reads per lending of a saturated pool's connection ([mysql] pipeline_depth; 1 = off). */
-  readonly pipelineDepth: number;
+  /** Autocommit reads per lending of a saturated pool's connection ([mysql] pipeline_depth: "auto" follows the pool's waiters; N fixed; 1 = off). */
+  readonly pipelineDepth: PipelineDepthSetting;
 }
 
 export interface EdgeEpoch {

@@ -217,6 +217,16 @@ export class BackendPool<C> {
     return this.roster.busyOrdinary >= this.sizing.max;
   }
 
+  /** Acquires waiting now (pipeline_depth = "auto" decides from it). */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  /** Connections this pool may open (sizing max). */
+  get size(): number {
+    return this.sizing.max;
+  }
+
   /** (inUse + waiters) / capacity, without building a stats snapshot. */
   pressure(): number {
     return (this.roster.busy + this.waiters.length) / this.capacity;

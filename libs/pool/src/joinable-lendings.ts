@@ -41,9 +41,11 @@ export class JoinableLendings<K, L extends JoinableLending> {
    * The lending under `key` with the fewest units queued among those that took fewer than `depth`
    * units and that `usable` accepts (the first such on a tie), with this join counted; it stops
    * being joinable when that makes `depth`. The caller counts the new unit in `queued` and has
-   * checked that the pool has no idle connection to offer instead.
+   * checked that the pool has no idle connection to offer instead. `cap` (default `depth`): the
+   * count at which the lending stops being joinable for good — "auto" passes its maximum, since
+   * its `depth` follows the waiters and may grow again.
    */
-  join(key: K, depth: number, usable: (lending: L) => boolean): L | undefined {
+  join(key: K, depth: number, usable: (lending: L) => boolean, cap = depth): L | undefined {
     const list = this.byKey.get(key);
     if (list === undefined) return undefined;
     let best: L | undefined;
@@ -52,7 +54,7 @@ export class JoinableLendings<K, L extends JoinableLending> {
       if (usable(lending)) best = lending;
     }
     if (best === undefined) return undefined;
-    if (++best.joined >= depth) this.remove(key, best);
+    if (++best.joined >= cap) this.remove(key, best);
     return best;
   }
 

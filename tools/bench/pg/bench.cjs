@@ -326,7 +326,7 @@ function printTable(results, names) {
   const bouncer = 'PgBouncer (transaction)';
   const edges = names.filter((n) => n.startsWith('pg-edge'));
   const proxies = names.filter((n) => n !== direct);
-  const pools = DEFAULTS ? 'shipped defaults (PgBouncer default_pool_size 20, pg-edge pool_max_per_backend 32, pipeline_depth 1, read_after_write_seconds 2)' : `pool size ${POOL} (PgBouncer default_pool_size = pg-edge pool_max_per_backend)`;
+  const pools = DEFAULTS ? 'shipped defaults (PgBouncer default_pool_size 20, pg-edge pool_max_per_backend 32, pipeline_depth "auto", read_after_write_seconds 2)' : `pool size ${POOL} (PgBouncer default_pool_size = pg-edge pool_max_per_backend)`;
   console.log(`\npgbench, ${DURATION} s per run, best of ${ROUNDS} interleaved rounds, scale 10, ${pools}\n`);
   const header = ['script', 'protocol', 'clients', ...names.map((n) => `${n} tps (avg / p95 ms)`), ...edges.map((n) => `${n.replace('pg-edge ', '')} / PgBouncer`), ...(direct ? proxies.map((n) => `${n.replace('pg-edge ', '')} / direct`) : [])];
   console.log(`| ${header.join(' | ')} |`);

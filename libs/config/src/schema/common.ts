@@ -81,3 +81,12 @@ export function shardsOfMap(map: ShardMapConfig): string[] {
       return [...Object.values(map.values), ...(map.default_shard ? [map.default_shard] : [])];
   }
 }
+
+/**
+ * [mysql] / [postgres] pipeline_depth: "auto" (the default) pipelines autocommit replica-safe reads
+ * on lent connections only while units wait for the pool, at a depth that follows the waiters
+ * (min(16, 1 + ceil(waiters / pool size))); N fixes the depth; 1 turns pipelining off.
+ */
+export const pipelineDepth = z
+  .union([z.literal('auto'), z.number().int().min(1).max(64)], { errorMap: () => ({ message: 'pipeline_depth must be "auto" or an integer from 1 to 64' }) })
+  .default('auto');

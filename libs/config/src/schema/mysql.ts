@@ -1,7 +1,7 @@
 // [mysql] with [mysql.sharding], [mysql.cache], [[mysql.fanout]] and [mysql.xa].
 import { z } from 'zod';
 import { handshakeRoute } from './routes';
-import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, positiveInt, positiveSeconds, shardMap } from './common';
+import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, pipelineDepth, positiveInt, positiveSeconds, shardMap } from './common';
 
 export const shardRule = z
   .object({
@@ -91,7 +91,7 @@ export const mysqlSection = z
      * autocommit may be written behind the reads already running on one of them (the server answers
      * in order), up to this many per lending of the connection (1 = never; each waits for its own).
      */
-    pipeline_depth: z.number().int().min(1).max(64).default(1),
+    pipeline_depth: pipelineDepth,
     read_after_write_seconds: nonNegativeSeconds.default(2),
     /**
      * "window": reads go to the primary for read_after_write_seconds after a write. "causal": the

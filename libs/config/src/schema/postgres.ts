@@ -1,6 +1,6 @@
 // [postgres] (keys as in spec 003) with [postgres.sharding].
 import { z } from 'zod';
-import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, positiveInt, positiveSeconds, shardMap } from './common';
+import { listenAddress, name, nonNegativeInt, nonNegativeSeconds, pipelineDepth, positiveInt, positiveSeconds, shardMap } from './common';
 import { shardRule } from './mysql';
 import { handshakeRoute } from './routes';
 
@@ -65,7 +65,7 @@ export const postgresSection = z
      * replica-safe read may be queued behind the reads already running on one of them, up to this
      * many per lending of the connection (1 = never; each waits for a connection of its own).
      */
-    pipeline_depth: z.number().int().min(1).max(64).default(1),
+    pipeline_depth: pipelineDepth,
     sharding: postgresSharding.default({}),
     /** Handshake routes: the first whose database/user match the StartupMessage picks the session's shard. */
     routes: z.array(handshakeRoute).default([]),

@@ -8,7 +8,7 @@
 // join (no transaction, no session state, no preludes, statements already prepared there), so a
 // shared connection never carries state from one session to another. A lending whose connection a
 // drain retired takes no more joiners: it closes when the sessions on it are done.
-import { JoinableLendings, type JoinableLending, type Lease } from '@dbproxy/pool';
+import { JoinableLendings, pipelineDepth, pipelineDepthCap, type JoinableLending, type Lease, type PipelineDepthSetting } from '@dbproxy/pool';
 import type { BackendConnection } from './backend-connection';
 import type { ConnectionPool } from './parked-leases';
 
@@ -48,12 +48,15 @@ export class Pipelines {
   /**
    * The lending of a saturated pool with the fewest sessions that `fits` the command (connection
    * open, same schema and character set, statement prepared there); it counts one more. A lending takes
-   * at most `depth` sessions in all, then stops taking joiners: its connection then goes back to the
-   * pool when they are done, so waiting writes and transactions get their turn.
+   * at most the depth `setting` gives now (pipelineDepth: "auto" follows the pool's waiters, 1 while
+   * none wait) in all, then stops taking joiners: its connection then goes back to the pool when
+   * they are done, so waiting writes and transactions get their turn.
    */
-  join(pool: ConnectionPool, depth: number, fits: (lending: SharedLending) => boolean): SharedLending | undefined {
+  join(pool: ConnectionPool, setting: PipelineDepthSetting, fits: (lending: SharedLending) => boolean): SharedLending | undefined {
     if (!pool.saturated) return undefined;
-    const lending = this.joinable.join(pool, depth, (l) => !l.lease.retiring && fits(l));
+    const depth = pipelineDepth(setting, pool);
+    if (depth <= 1) return undefined;
+    const lending = this.joinable.join(pool, depth, (l) => !l.lease.retiring && fits(l), pipelineDepthCap(setting));
     if (lending !== undefined) lending.units++;
     return lending;
   }

@@ -4,7 +4,7 @@
 // connection is now: released (reset if needed), pinned, parked, or lost. With pipeline_depth > 1
 // an autocommit read may instead share a lent connection with other sessions' reads (pipelines.ts).
 import type { DbSpan } from '@dbproxy/observability';
-import type { Lease } from '@dbproxy/pool';
+import { pipelines, type Lease } from '@dbproxy/pool';
 import type { ProxiedAddresses } from '@dbproxy/runtime';
 import { ParkedLeases, type ConnectionPool, type ParkedHolder } from '../backend/parked-leases';
 import type { SharedLending } from '../backend/pipelines';
@@ -191,7 +191,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
       return this.begin();
     }
     const depth = owner.epoch.limits.pipelineDepth;
-    const lending = depth > 1 && plan.pipelinable === true && this.causalWait === null ? edge.pipelines.join(pool, depth, this.fits) : undefined;
+    const lending = pipelines(depth) && plan.pipelinable === true && this.causalWait === null ? edge.pipelines.join(pool, depth, this.fits) : undefined;
     if (lending !== undefined) {
       this.lending = lending;
       this.conn = lending.connection;
@@ -370,11 +370,21 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     }
     // a command of several frames is answered after its last: the client's, when the edge rebuilt it
     conn.expect(packet.payload[0] as number, Mode.Forward, TAG_MAIN, this, lastFrameSeq(parts[parts.length - 1] as Buffer), packet.lastSequenceId);
-    if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && this.owner.epoch.limits.pipelineDepth > 1) {
+    if (this.lease !== null && this.plan?.pipelinable === true && this.pin === null && this.opensLending(this.lease)) {
       this.lending = this.owner.edge.pipelines.open(this.lease);
       this.lease = null;
     }
     this.flush(conn);
+  }
+
+  /**
+   * Whether this read's connection is offered to joiners: always with a fixed depth above 1; with
+   * "auto" only when the pool is full now (nobody can wait, so nobody joins, before it is), so an
+   * uncontended read keeps its lease to itself (and KILL finds it as a session's own).
+   */
+  private opensLending(lease: Lease<BackendConnection>): boolean {
+    const setting = this.owner.epoch.limits.pipelineDepth;
+    return setting === 'auto' ? lease.pool.saturated : pipelines(setting);
   }
 
   /** Sequence id of a reply that starts the response: after the client's command (of several frames from 16 MiB - 1 bytes on). */

@@ -1,6 +1,6 @@
 // Transaction mode's pools: one bounded pool per backend (libs/pool), reconfigured per epoch,
 // retired when topology drains a backend or pins it to a new address.
-import { JoinableLendings, PoolSet, type ConnectionFactory, type JoinableLending, type Lease, type PoolStats } from '@dbproxy/pool';
+import { JoinableLendings, pipelineDepth, pipelineDepthCap, PoolSet, type ConnectionFactory, type JoinableLending, type Lease, type PipelineDepthSetting, type PoolStats } from '@dbproxy/pool';
 import { retirementOf, type TopologyView } from '@dbproxy/topology-client';
 import type { BackendConfig, BackendLoad } from '../backend-directory';
 import { sendCancelRequest } from '../backend-socket';
@@ -148,15 +148,20 @@ export class TransactionPools implements BackendLoad {
 
   /**
    * A place behind the units running on a lent connection, when every connection of the backend
-   * is lent: the one with the fewest queued whose lending has run fewer than `depth` units, so
-   * that it goes back to the pool (and its waiters) after at most `depth`.
+   * is lent: the one with the fewest queued whose lending has run fewer than the depth `setting`
+   * gives now (pipelineDepth: "auto" follows the pool's waiters, 1 while none wait), so that it
+   * goes back to the pool (and its waiters) after at most that many.
    */
-  tryJoin(backend: string, depth: number): PgLease | undefined {
-    if (!this.pools.get(backend)?.saturated) return undefined;
-    const best = this.joinable.join(backend, depth, usableForJoin);
+  tryJoin(backend: string, setting: PipelineDepthSetting): PgLease | undefined {
+    const pool = this.pools.get(backend);
+    if (!pool?.saturated) return undefined;
+    const depth = pipelineDepth(setting, pool);
+    if (depth <= 1) return undefined;
+    const cap = pipelineDepthCap(setting);
+    const best = this.joinable.join(backend, depth, usableForJoin, cap);
     if (best === undefined) return undefined;
     best.leases++;
-    if (best.joined >= depth) this.closeJoining(best);
+    if (best.joined >= cap) this.closeJoining(best);
     return new PgLease(best.connection, backend, best);
   }
 

@@ -12,6 +12,7 @@ import {
   type Frame,
 } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
+import { pipelines } from '@dbproxy/pool';
 import { awaitReplay, currentWalLsn } from './causal-lsn';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
@@ -412,7 +413,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     const depth = pg.pipeline_depth;
     // a transaction BEGIN opened here goes to the connection first: it is held from now on
     const reserved = decision.reserved || this.sharded?.deferred.pending === true;
-    const joinable = depth > 1 && synced && decision.pipelinable && !reserved && this.causalTarget === undefined;
+    const joinable = pipelines(depth) && synced && decision.pipelinable && !reserved && this.causalTarget === undefined;
     // a sharded unit may carry a deferred BEGIN: it does not run again
     if (!this.sharded) this.retry = { emit: fromPlan ? (out, expect) => this.plan.emitAgain(this.connection(), out, expect) : emit, synced, fromPlan, name, reserved };
     const idle = this.shared.pools.tryAcquire(name, reserved, joinable);
