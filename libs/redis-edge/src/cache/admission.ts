@@ -8,8 +8,8 @@
 // no-locality GET workload about 20 % more proxy CPU (libs/redis-edge/README.md, reply cache).
 
 export const MAX_CACHED_KEYS = 64;
-/** Lookups per key count after which the counts are halved (a recent window). */
-const WINDOW = 4096;
+/** Lookups per key count after which the counts are halved (a recent window: short, so a shift from a hot set to no locality stops filling within a few thousand lookups). */
+const WINDOW = 1024;
 const FULL_RATIO = 1 / 8;
 /** The floor: one key filled per this many lookups of a key count. */
 const FLOOR_LOOKUPS_PER_KEY = 64;

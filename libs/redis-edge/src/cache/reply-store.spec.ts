@@ -102,6 +102,16 @@ describe('FillAdmission', () => {
     expect(a.admit(1)).toBe(false);
   });
 
+  it('stops filling within a few thousand lookups when a hot set gives way to no locality', () => {
+    const a = new FillAdmission();
+    for (let n = 0; n < 10_000; n++) a.record(1, true);
+    expect(a.rate(1)).toBe(1);
+    for (let n = 0; n < 3072; n++) a.record(1, false);
+    expect(a.rate(1)).toBeLessThan(1 / 16);
+    for (let n = 0; n < 2048; n++) a.record(1, false);
+    expect(a.rate(1)).toBe(1 / 64);
+  });
+
   it('scales with the square of the hit ratio below one in eight', () => {
     const a = new FillAdmission();
     for (let n = 0; n < 1600; n++) a.record(1, n % 16 === 0); // 1/16: (1/2)^2, a quarter
