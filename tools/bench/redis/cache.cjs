@@ -92,12 +92,22 @@ async function getRun(port, pipeline, range) {
   return undefined;
 }
 
-async function measure(target, pipeline, range) {
+/** Redis's own CPU seconds (INFO cpu), to see what fills and tracking cost the server. */
+async function serverCpu(port) {
+  const proc = run('redis-cli', ['-p', String(port), 'INFO', 'cpu']);
+  await proc.done;
+  const field = (name) => Number(new RegExp(`${name}:([0-9.]+)`).exec(proc.output())?.[1] ?? NaN);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+async function measure(target, pipeline, range, redisPort) {
+  const serverBefore = await serverCpu(redisPort);
   const before = processCpu(target.pid);
   const counters = await cacheCounters(target.admin);
   const row = await getRun(target.port, pipeline, range);
   if (!row) return undefined;
   row.cpu = target.pid ? ((processCpu(target.pid) - before) * 1e6) / REQUESTS : NaN;
+  row.serverCpu = (((await serverCpu(redisPort)) - serverBefore) * 1e6) / REQUESTS;
   const after = await cacheCounters(target.admin);
   if (counters && after && target.cached) row.cache = { hits: after.hits - counters.hits, misses: after.misses - counters.misses, fills: after.fills - counters.fills, dropped: after.dropped - counters.dropped };
   return row;
@@ -127,14 +137,14 @@ async function main() {
       for (const space of KEYSPACES) {
         for (const P of PIPELINES) {
           for (const t of targets) {
-            const row = await measure(t, P, space.range);
+            const row = await measure(t, P, space.range, port);
             const key = `${t.name}|${space.name}|${P}`;
             if (row && (!results.has(key) || row.rps > results.get(key).rps)) results.set(key, row);
           }
         }
       }
     }
-    console.log(`\n${'target'.padEnd(26)} ${'keys'.padEnd(11)} ${pad('-P', 3)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)} ${pad('vs direct', 10)} ${pad('vs uncached', 12)}  cache hits/misses/fills`);
+    console.log(`\n${'target'.padEnd(26)} ${'keys'.padEnd(11)} ${pad('-P', 3)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)} ${pad('redis µs/op', 11)} ${pad('vs direct', 10)} ${pad('vs uncached', 12)}  cache hits/misses/fills`);
     for (const space of KEYSPACES) {
       for (const P of PIPELINES) {
         for (const t of targets) {
@@ -144,7 +154,7 @@ async function main() {
           const uncached = results.get(`redis-edge command|${space.name}|${P}`);
           const cpu = Number.isFinite(r.cpu) ? r.cpu.toFixed(2) : '-';
           const cache = r.cache ? `${r.cache.hits}/${r.cache.misses}/${r.cache.fills} (${r.cache.dropped} dropped)` : '';
-          console.log(`${t.name.padEnd(26)} ${space.name.padEnd(11)} ${pad(P, 3)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)} ${pad(ratio(r.rps, direct?.rps), 10)} ${pad(t.admin ? ratio(r.rps, uncached?.rps) : '-', 12)}  ${cache}`);
+          console.log(`${t.name.padEnd(26)} ${space.name.padEnd(11)} ${pad(P, 3)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)} ${pad(r.serverCpu.toFixed(2), 11)} ${pad(ratio(r.rps, direct?.rps), 10)} ${pad(t.admin ? ratio(r.rps, uncached?.rps) : '-', 12)}  ${cache}`);
         }
       }
     }

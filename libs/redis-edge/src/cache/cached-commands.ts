@@ -79,7 +79,7 @@ function routeOf(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
 function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec): boolean {
   const key = keyAt(batch, i, 1);
   const counters = cache.store.counters;
-  const hit = cache.store.lookup(key, false, Date.now());
+  const hit = cache.store.lookup(key, false);
   cache.admission.record(1, hit !== undefined);
   if (hit !== undefined) {
     counters.hits++;
@@ -102,11 +102,10 @@ function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i
   const n = batch.argCount[i] - 1;
   const keys: string[] = new Array<string>(n);
   const frames: (Buffer | undefined)[] = new Array<Buffer | undefined>(n);
-  const now = Date.now();
   let found = 0;
   for (let k = 0; k < n; k++) {
     keys[k] = keyAt(batch, i, k + 1);
-    frames[k] = cache.store.lookup(keys[k], true, now);
+    frames[k] = cache.store.lookup(keys[k], true);
     if (frames[k] !== undefined) found++;
   }
   const hit = found === n;
