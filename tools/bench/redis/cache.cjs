@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Redis reply-cache benchmark: redis-benchmark GET with 50 clients at -P 1 and -P 16 on a hot set of
 // 1,000 keys (written first) and on keys uniform over 1,000,000 (mostly missing: no locality),
-// against Redis directly, redis-edge command mode without the cache and with [redis.cache], in one
-// run. Prints ops/s, p50/p99, the proxy's CPU µs per GET (the steadier figure on a shared machine),
+// against Redis directly, twemproxy (nutcracker), redis-edge command mode without the cache and with
+// [redis.cache], in one run. Prints ops/s, p50/p99, the proxy's CPU µs per GET (the steadier figure on a shared machine),
 // the cache's hits/misses/fills from the edge's /metrics, and the ratios. Never run by `npm test`.
 //
-// Usage: node tools/bench/redis/cache.cjs [--requests 200000] [--rounds 3] [--quick]
+// Usage: node tools/bench/redis/cache.cjs [--requests 200000] [--rounds 3] [--quick] [--keys hot|uniform]
 // Starts its own Redis (libs/testing, from dist/) and runs the proxy as `./bin/dbproxy start topology
 // redis-edge` (build first: npm run build). Targets are interleaved per round and the best run kept.
 'use strict';
@@ -13,9 +13,9 @@ const { spawn } = require('node:child_process');
 const { mkdtempSync, writeFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
-const { ROOT, args, opt, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions, onInterrupt } = require('../common.cjs');
+const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['requests', 'rounds'], flags: ['quick'] });
+checkOptions(__filename, { values: ['requests', 'rounds', 'keys'], flags: ['quick'] });
 
 const { startRedis, freePort } = require(join(ROOT, 'dist', 'libs', 'testing', 'src', 'index.js'));
 
@@ -27,7 +27,7 @@ const PIPELINES = [1, 16];
 const KEYSPACES = [
   { name: 'hot 1k', range: 1000 },
   { name: 'uniform 1M', range: 1_000_000 },
-];
+].filter((k) => !args.includes('--keys') || k.name.startsWith(opt('keys', '')));
 const children = [];
 
 function run(command, argv, options = {}) {
@@ -37,6 +37,17 @@ function run(command, argv, options = {}) {
   child.stderr.on('data', (c) => (output += c));
   children.push(child);
   return { child, output: () => output, done: new Promise((resolve) => child.on('close', resolve)) };
+}
+
+/** twemproxy in front of the same Redis (installed with apt-get when missing, as bench.cjs does). */
+async function startTwemproxy(dir, redisPort) {
+  const binary = ensureInstalled('nutcracker');
+  const port = await freePort();
+  const conf = join(dir, 'nutcracker.yml');
+  writeFileSync(conf, `bench:\n  listen: 127.0.0.1:${port}\n  hash: fnv1a_64\n  distribution: ketama\n  redis: true\n  servers:\n   - 127.0.0.1:${redisPort}:1\n`);
+  const proc = run(binary, ['-c', conf, '-s', String(await freePort())]);
+  await waitPort(port);
+  return { port, pid: proc.child.pid };
 }
 
 async function startEdge(dir, name, redisToml) {
@@ -81,12 +92,22 @@ async function getRun(port, pipeline, range) {
   return undefined;
 }
 
-async function measure(target, pipeline, range) {
+/** Redis's own CPU seconds (INFO cpu), to see what fills and tracking cost the server. */
+async function serverCpu(port) {
+  const proc = run('redis-cli', ['-p', String(port), 'INFO', 'cpu']);
+  await proc.done;
+  const field = (name) => Number(new RegExp(`${name}:([0-9.]+)`).exec(proc.output())?.[1] ?? NaN);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+async function measure(target, pipeline, range, redisPort) {
+  const serverBefore = await serverCpu(redisPort);
   const before = processCpu(target.pid);
   const counters = await cacheCounters(target.admin);
   const row = await getRun(target.port, pipeline, range);
   if (!row) return undefined;
   row.cpu = target.pid ? ((processCpu(target.pid) - before) * 1e6) / REQUESTS : NaN;
+  row.serverCpu = (((await serverCpu(redisPort)) - serverBefore) * 1e6) / REQUESTS;
   const after = await cacheCounters(target.admin);
   if (counters && after && target.cached) row.cache = { hits: after.hits - counters.hits, misses: after.misses - counters.misses, fills: after.fills - counters.fills, dropped: after.dropped - counters.dropped };
   return row;
@@ -101,10 +122,12 @@ async function main() {
     // The hot set exists (key:000000000000 .. key:000000000999); the uniform keys mostly do not.
     await run('redis-benchmark', ['-h', '127.0.0.1', '-p', String(port), '-c', '10', '-n', '20000', '-r', '1000', '-t', 'set', '-q']).done;
     const backend = `[[redis_backends]]\nname = "r1"\naddress = "127.0.0.1:${port}"\nrole = "primary"\n`;
+    const twemproxy = await startTwemproxy(dir, port);
     const plain = await startEdge(dir, 'uncached', backend);
     const cached = await startEdge(dir, 'cached', `[redis.cache]\nenabled = true\n${backend}`);
     const targets = [
       { name: 'redis direct', port },
+      { name: 'twemproxy', ...twemproxy },
       { name: 'redis-edge command', ...plain },
       { name: 'redis-edge command+cache', ...cached, cached: true },
     ];
@@ -114,14 +137,14 @@ async function main() {
       for (const space of KEYSPACES) {
         for (const P of PIPELINES) {
           for (const t of targets) {
-            const row = await measure(t, P, space.range);
+            const row = await measure(t, P, space.range, port);
             const key = `${t.name}|${space.name}|${P}`;
             if (row && (!results.has(key) || row.rps > results.get(key).rps)) results.set(key, row);
           }
         }
       }
     }
-    console.log(`\n${'target'.padEnd(26)} ${'keys'.padEnd(11)} ${pad('-P', 3)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)} ${pad('vs direct', 10)} ${pad('vs uncached', 12)}  cache hits/misses/fills`);
+    console.log(`\n${'target'.padEnd(26)} ${'keys'.padEnd(11)} ${pad('-P', 3)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)} ${pad('redis µs/op', 11)} ${pad('vs direct', 10)} ${pad('vs uncached', 12)}  cache hits/misses/fills`);
     for (const space of KEYSPACES) {
       for (const P of PIPELINES) {
         for (const t of targets) {
@@ -131,7 +154,7 @@ async function main() {
           const uncached = results.get(`redis-edge command|${space.name}|${P}`);
           const cpu = Number.isFinite(r.cpu) ? r.cpu.toFixed(2) : '-';
           const cache = r.cache ? `${r.cache.hits}/${r.cache.misses}/${r.cache.fills} (${r.cache.dropped} dropped)` : '';
-          console.log(`${t.name.padEnd(26)} ${space.name.padEnd(11)} ${pad(P, 3)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)} ${pad(ratio(r.rps, direct?.rps), 10)} ${pad(t.pid ? ratio(r.rps, uncached?.rps) : '-', 12)}  ${cache}`);
+          console.log(`${t.name.padEnd(26)} ${space.name.padEnd(11)} ${pad(P, 3)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)} ${pad(r.serverCpu.toFixed(2), 11)} ${pad(ratio(r.rps, direct?.rps), 10)} ${pad(t.admin ? ratio(r.rps, uncached?.rps) : '-', 12)}  ${cache}`);
         }
       }
     }

@@ -1,5 +1,5 @@
 // The reply cache in the dispatcher: GET and MGET (up to 64 keys) answered from the cache at their
-// sequence, or sent fill-armed behind CLIENT CACHING YES; every write invalidates its keys at
+// sequence, or sent fill-armed behind CLIENT CACHING YES (a cross-slot MGET per slot part); every write invalidates its keys at
 // dispatch (a write whose keys are not known flushes), so a session always reads its own writes.
 import type { CommandBatch } from '@dbproxy/resp';
 import { SendFlag } from '../io/reply-sink';
@@ -10,6 +10,7 @@ import type { EndpointRoute } from '../command/link-directory';
 import type { CommandSession } from '../command/session';
 import { MAX_CACHED_KEYS } from './admission';
 import { FillSink, OPT_IN_PART } from './fill-sink';
+import { partialMget } from './partial-mget';
 import { CACHING_YES, type ReplyCache } from './reply-cache';
 import type { FillTicket } from './reply-store';
 
@@ -78,7 +79,7 @@ function routeOf(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
 function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec): boolean {
   const key = keyAt(batch, i, 1);
   const counters = cache.store.counters;
-  const hit = cache.store.lookup(key, false, Date.now());
+  const hit = cache.store.lookup(key, false);
   cache.admission.record(1, hit !== undefined);
   if (hit !== undefined) {
     counters.hits++;
@@ -100,27 +101,27 @@ function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i:
 function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec): boolean {
   const n = batch.argCount[i] - 1;
   const keys: string[] = new Array<string>(n);
-  const frames: Buffer[] = [];
-  const now = Date.now();
+  const frames: (Buffer | undefined)[] = new Array<Buffer | undefined>(n);
+  let found = 0;
   for (let k = 0; k < n; k++) {
     keys[k] = keyAt(batch, i, k + 1);
-    if (frames.length !== k) continue;
-    const frame = cache.store.lookup(keys[k], true, now);
-    if (frame !== undefined) frames.push(frame);
+    frames[k] = cache.store.lookup(keys[k], true);
+    if (frames[k] !== undefined) found++;
   }
-  const hit = frames.length === n;
+  const hit = found === n;
   cache.admission.record(n, hit);
   const counters = cache.store.counters;
   if (hit) {
     counters.hits++;
-    s.reply(Buffer.concat([Buffer.from(`*${n}\r\n`), ...frames]));
+    s.reply(Buffer.concat([Buffer.from(`*${n}\r\n`), ...(frames as Buffer[])]));
     return true;
   }
   counters.misses++;
-  if (cache.fillsPaused || !cache.admission.admit(n)) return false;
-  // A cross-slot MGET is split by the dispatcher and not filled (its parts would need an opt-in each).
+  const fill = !cache.fillsPaused && cache.admission.admit(n);
   const route = routeOf(s, batch, i, spec);
-  if (route === undefined) return false;
+  // Keys over several slots: the cached ones are served, the slot parts with misses fetched.
+  if (route === undefined) return !s.edge.routes.single && partialMget(s, cache, batch, i, spec, keys, frames, fill);
+  if (!fill) return false;
   const link = s.linkFor(route);
   if (!cache.prepareFill(link, route)) return false;
   const tickets: (FillTicket | undefined)[] = keys.map((key) => cache.store.arm(key));

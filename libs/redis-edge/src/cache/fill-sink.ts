@@ -1,9 +1,9 @@
 // The owner of a fill-armed GET/MGET's replies: CLIENT CACHING YES's reply (a refusal poisons the
-// fill), then the command's reply, stored under the fill tickets and passed on to the session.
+// fill), then the command's reply, stored under the fill tickets and passed on to the session (or to
+// the fan-out of a cross-slot MGET part).
 import { aggregateElements, ReplyScanner, type Redirect } from '@dbproxy/resp';
 import type { BackendLink } from '../io/backend-link';
 import type { ReplySink, SentFrame } from '../io/reply-sink';
-import type { CommandSession } from '../command/session';
 import type { ReplyCache } from './reply-cache';
 import type { FillTicket } from './reply-store';
 
@@ -16,7 +16,8 @@ const elementScanner = new ReplyScanner({});
 export class FillSink implements ReplySink {
   constructor(
     private readonly cache: ReplyCache,
-    private readonly session: CommandSession,
+    /** Where the command's reply goes: the session, or a fan-out (part of a cross-slot MGET). */
+    private readonly session: ReplySink,
     readonly link: BackendLink,
     /** GET: one ticket; MGET: one per key position (undefined where another fill is in flight). */
     private readonly tickets: readonly (FillTicket | undefined)[],

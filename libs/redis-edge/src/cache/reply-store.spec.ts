@@ -82,14 +82,14 @@ describe('FillAdmission', () => {
     expect(Array.from({ length: 100 }, () => a.admit(1)).filter(Boolean).length).toBe(100);
   });
 
-  it('floors at one key in eight without locality: one GET in eight, one 8-key MGET in 64', () => {
+  it('floors at one key in 64 without locality: one GET in 64, one 8-key MGET in 512', () => {
     const a = new FillAdmission();
     for (let n = 0; n < 4000; n++) {
       a.record(1, false);
       a.record(8, false);
     }
-    expect(Array.from({ length: 800 }, () => a.admit(1)).filter(Boolean).length).toBe(100);
-    expect(Array.from({ length: 640 }, () => a.admit(8)).filter(Boolean).length).toBe(10);
+    expect(Array.from({ length: 6400 }, () => a.admit(1)).filter(Boolean).length).toBe(100);
+    expect(Array.from({ length: 5120 }, () => a.admit(8)).filter(Boolean).length).toBe(10);
   });
 
   it('admits every fill of a key count it has seen fewer than 64 lookups of (a cold cache warms up)', () => {
@@ -102,9 +102,22 @@ describe('FillAdmission', () => {
     expect(a.admit(1)).toBe(false);
   });
 
-  it('scales with the hit ratio below one in eight', () => {
+  it('stops filling within a few thousand lookups when a hot set gives way to no locality', () => {
     const a = new FillAdmission();
-    for (let n = 0; n < 1600; n++) a.record(1, n % 16 === 0); // 1/16: half admission
-    expect(Array.from({ length: 1000 }, () => a.admit(1)).filter(Boolean).length).toBe(500);
+    for (let n = 0; n < 10_000; n++) a.record(1, true);
+    expect(a.rate(1)).toBe(1);
+    for (let n = 0; n < 3072; n++) a.record(1, false);
+    expect(a.rate(1)).toBeLessThan(1 / 16);
+    for (let n = 0; n < 2048; n++) a.record(1, false);
+    expect(a.rate(1)).toBe(1 / 64);
+  });
+
+  it('scales with the square of the hit ratio below one in eight', () => {
+    const a = new FillAdmission();
+    for (let n = 0; n < 1600; n++) a.record(1, n % 16 === 0); // 1/16: (1/2)^2, a quarter
+    expect(Array.from({ length: 1000 }, () => a.admit(1)).filter(Boolean).length).toBe(250);
+    const b = new FillAdmission();
+    for (let n = 0; n < 3200; n++) b.record(1, n % 32 === 0); // 1/32: (1/4)^2, one in 16
+    expect(Array.from({ length: 1600 }, () => b.admit(1)).filter(Boolean).length).toBe(100);
   });
 });

@@ -64,17 +64,20 @@ export class ReplyStore {
     return this.young.size + this.old.size;
   }
 
-  /** The cached reply of `key` (undefined: none, too old, or usable by MGET only and `forMget` is false). */
-  lookup(key: string, forMget: boolean, now: number): Buffer | undefined {
+  /**
+   * The cached reply of `key` (undefined: none, too old, or usable by MGET only and `forMget` is false).
+   * `now` defaults to the clock, read only when an entry is found (a miss costs two map probes).
+   */
+  lookup(key: string, forMget: boolean, now?: number): Buffer | undefined {
     let entry = this.young.get(key);
     if (entry === undefined) {
       entry = this.old.get(key);
       if (entry === undefined) return undefined;
       this.old.delete(key);
       this.oldBytes -= entry.bytes;
-      if (now - entry.at > this.maxAgeMs) return undefined;
+      if ((now ?? Date.now()) - entry.at > this.maxAgeMs) return undefined;
       this.put(key, entry);
-    } else if (now - entry.at > this.maxAgeMs) {
+    } else if ((now ?? Date.now()) - entry.at > this.maxAgeMs) {
       this.young.delete(key);
       this.youngBytes -= entry.bytes;
       return undefined;
