@@ -3,8 +3,8 @@
 // on one table against MariaDB directly, through mysql-edge without the cache and through
 // mysql-edge with the table cached (a private Redis), in one run; then a read-mostly mix (95% point
 // selects, 5% non-index updates of the same table) through the cached edge. Prints throughput,
-// p95, the cached/uncached ratio and the proxy's CPU per transaction (steadier than throughput on a
-// shared machine), with the load average. Never run by `npm test`.
+// p95, the cached/uncached ratio, the proxy's and the cache Redis's CPU per transaction (steadier
+// than throughput on a shared machine), with the load average. Never run by `npm test`.
 //
 // Usage: node tools/bench/mysql/cache.cjs [--duration 10] [--threads 8] [--table-size 10000]
 // Starts its own MariaDB and Redis (libs/testing); runs mysql-edge from the TypeScript sources.
@@ -60,18 +60,24 @@ async function startEdge(dir, db, redis, cached) {
 
 async function measure(label, edge, test, extra = []) {
   const before = edge ? treeCpu(edge.child.pid) : null;
+  const redisBefore = treeCpu(REDIS_PID);
   const r = edge ? sysbench(test, edge.port, 'bench', 'bench-secret', 'run', extra) : sysbench(test, DIRECT.port, 'root', '', 'run', extra);
   const cpu = edge ? treeCpu(edge.child.pid) : null;
+  const redisCpu = treeCpu(REDIS_PID);
   const perTx = cpu ? ((cpu.user + cpu.system - before.user - before.system) / r.count) * 1e6 : NaN;
-  console.log(`${label.padEnd(44)} ${fmt(r.tps).padStart(10)} tps  p95 ${String(r.p95).padStart(6)} ms  errors ${r.errors}  proxy CPU ${Number.isFinite(perTx) ? perTx.toFixed(0) : '-'} µs/tx`);
+  const redisPerTx = ((redisCpu.user + redisCpu.system - redisBefore.user - redisBefore.system) / r.count) * 1e6;
+  const shown = (v) => (Number.isFinite(v) ? v.toFixed(0) : '-');
+  console.log(`${label.padEnd(44)} ${fmt(r.tps).padStart(10)} tps  p95 ${String(r.p95).padStart(6)} ms  errors ${r.errors}  proxy CPU ${shown(perTx)} µs/tx  cache Redis CPU ${edge ? shown(redisPerTx) : '-'} µs/tx`);
   return r;
 }
 
 let DIRECT;
+let REDIS_PID;
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'dbproxy-cache-bench-'));
   const [db, redis] = await Promise.all([startMariaDb({ replicas: 0, settings: { 'innodb-buffer-pool-size': '256M' } }), startRedis()]);
   DIRECT = db.primary;
+  REDIS_PID = redis.primary.pid;
   const edges = [];
   onInterrupt(() => Promise.all([db.destroy(), redis.destroy()]));
   try {

@@ -1,7 +1,7 @@
 // The Redis/Valkey side of the MySQL result cache: one connection per edge process to the
 // [[redis_backends]] entry [mysql.cache] redis_backend names. A lookup reads the tables'
-// generations and the entry they select in one script call (so a lookup never uses a generation
-// older than the last bump the server applied); a bump INCRs generations in one MULTI.
+// generations and the entry in one MGET (so a lookup never uses a generation older than the last
+// bump the server applied, in one round trip); a bump INCRs generations in one MULTI.
 import { splitAddress } from '@dbproxy/observability';
 import Redis from 'ioredis';
 
@@ -14,15 +14,13 @@ const PREFIX = 'dbproxy:mysql:cache';
 const COMMAND_TIMEOUT_MS = 1000;
 const WATCHDOG_MS = 250;
 
-const LOOKUP = `
-local gens = {}
-for i, k in ipairs(KEYS) do gens[i] = redis.call('GET', k) or '0' end
-local joined = table.concat(gens, '.')
-return {joined, redis.call('GET', ARGV[1] .. ':' .. joined) or false}
-`;
-
-type LookupReply = [Buffer, Buffer | null];
-type CacheRedis = Redis & { mcacheLookupBuffer(numKeys: number, ...args: string[]): Promise<LookupReply> };
+/**
+ * An entry is stored under its statement's key alone, its value the generations it was filled
+ * under, a newline, then the result's packets. A lookup is one MGET of the tables' generations and
+ * the entry (one command: Redis reads them atomically, no script to run); the entry is a hit only
+ * when the generations it carries are the ones read with it.
+ */
+const SEPARATOR = 0x0a;
 
 export interface StoreTarget {
   readonly address: string;
@@ -41,8 +39,12 @@ export function generationKey(table: string): string {
   return `${PREFIX}:gen:${table}`;
 }
 
+function entryKey(base: string): string {
+  return `${PREFIX}:entry:${base}`;
+}
+
 export class ResultStore {
-  private readonly redis: CacheRedis;
+  private readonly redis: Redis;
   private inFlight = 0;
   /** When a reply last came, or the first command went out after none was in flight. */
   private progressAt = 0;
@@ -61,8 +63,7 @@ export class ResultStore {
       maxRetriesPerRequest: 0,
       connectTimeout: COMMAND_TIMEOUT_MS,
       retryStrategy: (times) => Math.min(100 * times, 2000),
-    }) as CacheRedis;
-    this.redis.defineCommand('mcacheLookup', { lua: LOOKUP });
+    });
     this.redis.on('ready', onStatus);
     this.redis.on('close', onStatus);
     this.redis.on('error', () => onStatus());
@@ -88,12 +89,22 @@ export class ResultStore {
   }
 
   async lookup(tables: readonly string[], base: string): Promise<Lookup> {
-    const [generations, value] = await this.timed(this.redis.mcacheLookupBuffer(tables.length, ...tables.map(generationKey), `${PREFIX}:entry:${base}`));
-    return { generations: generations.toString(), value };
+    const replies = await this.timed(this.redis.mgetBuffer(...tables.map(generationKey), entryKey(base)));
+    const entry = replies[tables.length] ?? null;
+    const generations = replies
+      .slice(0, tables.length)
+      .map((g) => (g === null ? '0' : g.toString('latin1')))
+      .join('.');
+    if (entry === null) return { generations, value: null };
+    const cut = entry.indexOf(SEPARATOR);
+    const current = cut === generations.length && entry.toString('latin1', 0, cut) === generations;
+    return { generations, value: current ? entry.subarray(cut + 1) : null };
   }
 
+  /** Stores `value` as the entry of `base` filled under `generations` (replacing any other generation's). */
   async store(base: string, generations: string, value: Buffer, ttlSeconds: number): Promise<void> {
-    await this.timed(this.redis.set(`${PREFIX}:entry:${base}:${generations}`, value, 'EX', ttlSeconds));
+    const header = Buffer.from(`${generations}\n`, 'latin1');
+    await this.timed(this.redis.set(entryKey(base), Buffer.concat([header, value]), 'EX', ttlSeconds));
   }
 
   /** INCRs every table's generation; resolves with the new ones. */
