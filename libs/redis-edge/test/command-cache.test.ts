@@ -109,6 +109,18 @@ describe('command-mode reply cache', () => {
     expect((await viaA.pipeline().append(key, '+').get(key).exec())?.map(([, v]) => v)).toEqual([10, 'by-script+']);
   });
 
+  it('a hit waiting for its barrier is not overtaken by the same pipeline\'s write of its key', async () => {
+    const key = `${prefix}behind`;
+    for (let round = 0; round < 5; round++) {
+      await direct.set(key, `old${round}`);
+      await cached(a, viaA, key);
+      // The write waits until the hit is answered: were it sent at once, it would invalidate the
+      // key before the barrier passed and the hit's read would go to the server after it.
+      const replies = await viaA.pipeline().get(key).set(key, `new${round}`).get(key).exec();
+      expect(replies?.map(([, v]) => v)).toEqual([`old${round}`, 'OK', `new${round}`]);
+    }
+  });
+
   it('a write made directly on the server reaches the cache as a tracking invalidation', async () => {
     const key = `${prefix}direct`;
     await direct.set(key, 'before');

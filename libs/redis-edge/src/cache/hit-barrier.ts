@@ -101,7 +101,7 @@ function refetchGet(s: CommandSession, spec: CommandSpec, key: string, seq: numb
 /** The master whose tracker covers key `k` (argument `k + 1`) of command `i`; undefined when it maps nowhere. */
 function masterOf(s: CommandSession, batch: CommandBatch, i: number, k: number): EndpointRoute | undefined {
   const routes = s.edge.routes;
-  if (routes.single) return s.homeRoute();
+  if (routes.single) return undefined;
   const group = routes.groupOfKey(batch.source(i), batch.offset(i, k + 1), batch.length(i, k + 1));
   return group === UNMAPPED ? undefined : s.routeOfGroup(group);
 }
@@ -112,8 +112,10 @@ function masterOf(s: CommandSession, batch: CommandBatch, i: number, k: number):
  * no master (dispatch goes on and reports that).
  */
 export function deferHit(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec, keys: readonly string[], cached: readonly boolean[] | undefined, fill: boolean): boolean {
-  const masters: EndpointRoute[] = [];
-  for (let k = 0; k < keys.length; k++) {
+  // One shard (the usual case): one master, nothing to collect.
+  const home = s.edge.routes.single ? s.homeRoute() : undefined;
+  const masters: EndpointRoute[] = home !== undefined ? [home] : [];
+  for (let k = 0; home === undefined && k < keys.length; k++) {
     if (cached !== undefined && !cached[k]) continue;
     const master = masterOf(s, batch, i, k);
     if (master === undefined) return false;

@@ -13,7 +13,8 @@ import type { FlushReason } from './reply-store';
 
 const CLIENT_ID = encodeCommand(['CLIENT', 'ID']);
 const PING = encodeCommand(['PING']);
-const PLUS = 0x2b;
+/** A RESP3 push frame's first byte (the scanner flags it too). */
+const GREATER = 0x3e;
 const RESP3 = Object.freeze({ protocol: 3 as const, auth: undefined, db: undefined, name: undefined });
 /** Delay before a lost tracker is opened again (doubling up to 5 s while it keeps failing). */
 const REOPEN_MS = 100;
@@ -107,7 +108,9 @@ class Tracker implements FrameSink, Flushable {
 
   onFrame(link: BackendLink, buf: Buffer, start: number, end: number, flags: number): void {
     if (link !== this.link) return;
-    if (buf[start] === PLUS && (flags & ReplyFlag.Push) === 0 && this.sent.length > 0) {
+    // PING's reply (+PONG, or an error such as -BUSY during a script: as ordered behind the
+    // invalidations before it) releases the hits of the oldest PING written.
+    if (this.sent.length > 0 && (flags & ReplyFlag.Push) === 0 && buf[start] !== GREATER) {
       for (const waiter of this.sent.shift() as BarrierWaiter[]) waiter.passed();
       return;
     }
