@@ -41,6 +41,7 @@ export class ReplyCache {
   private fillsAllowed = false;
   /** consistency = "strict": a hit is served after its master's tracker barrier (hit-barrier.ts). */
   strict: boolean;
+  private barrierTimeoutMs: number;
 
   constructor(
     settings: CacheSettings,
@@ -49,6 +50,7 @@ export class ReplyCache {
     flusher: TickFlusher,
   ) {
     this.strict = settings.strict;
+    this.barrierTimeoutMs = settings.barrierTimeoutMs;
     this.store = new ReplyStore(settings.maxBytes, settings.maxAgeMs);
     this.trackers = new TrackerSet(links, {
       invalidate: (keys) => this.serverInvalidated(keys),
@@ -57,12 +59,13 @@ export class ReplyCache {
         this.fillsAllowed = this.trackers.allReady;
       },
       warn: (message) => this.logger.warn(message),
-    }, flusher);
+    }, flusher, () => this.barrierTimeoutMs);
   }
 
   configure(settings: CacheSettings): void {
     this.store.configure(settings.maxBytes, settings.maxAgeMs);
     this.strict = settings.strict;
+    this.barrierTimeoutMs = settings.barrierTimeoutMs;
   }
 
   /** Queues a hit on the barrier of `endpointKey`'s tracker; false when that master is not tracked now. */

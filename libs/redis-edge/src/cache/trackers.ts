@@ -45,6 +45,10 @@ class Tracker implements FrameSink, Flushable {
   private next: BarrierWaiter[] | undefined;
   /** Hits per PING written, oldest first: each PONG releases the oldest. */
   private readonly sent: BarrierWaiter[][] = [];
+  /** When each of those PINGs was written. */
+  private readonly sentAt: number[] = [];
+  /** Checks that the oldest PING is answered within the command timeout. */
+  private watchdog: NodeJS.Timeout | undefined;
   private link: BackendLink | undefined;
   private stopped = false;
   private retryMs = REOPEN_MS;
@@ -55,6 +59,7 @@ class Tracker implements FrameSink, Flushable {
     private readonly links: LinkDirectory,
     private readonly events: TrackerEvents,
     private readonly flusher: TickFlusher,
+    private readonly timeoutMs: () => number,
   ) {
     this.open();
   }
@@ -80,10 +85,28 @@ class Tracker implements FrameSink, Flushable {
     this.next = undefined;
     if (this.id === 0 || this.link === undefined) return failAll(batch);
     this.sent.push(batch);
+    this.sentAt.push(Date.now());
     this.link.write(PING);
+    if (this.watchdog === undefined) this.armWatchdog(this.timeoutMs());
+  }
+
+  private armWatchdog(ms: number): void {
+    this.watchdog = setTimeout(() => this.checkAnswered(), ms);
+    this.watchdog.unref();
+  }
+
+  /** A server that stopped answering the tracker must not hold hits: the tracker is closed (flush; they read the server). */
+  private checkAnswered(): void {
+    this.watchdog = undefined;
+    if (this.sent.length === 0 || this.link === undefined) return;
+    const timeout = this.timeoutMs();
+    const left = (this.sentAt[0] as number) + timeout - Date.now();
+    if (left > 0) return this.armWatchdog(left);
+    this.link.close(new Error(`PING unanswered for ${timeout / 1000} s`), 'tracker barrier timeout');
   }
 
   private failWaiting(): void {
+    this.sentAt.length = 0;
     const batches = this.sent.splice(0);
     if (this.next !== undefined) batches.push(this.next);
     this.next = undefined;
@@ -102,6 +125,7 @@ class Tracker implements FrameSink, Flushable {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.watchdog) clearTimeout(this.watchdog);
     this.link?.close(new Error('tracker stopped'), 'tracker stopped');
     this.failWaiting();
   }
@@ -111,6 +135,7 @@ class Tracker implements FrameSink, Flushable {
     // PING's reply (+PONG, or an error such as -BUSY during a script: as ordered behind the
     // invalidations before it) releases the hits of the oldest PING written.
     if (this.sent.length > 0 && (flags & ReplyFlag.Push) === 0 && buf[start] !== GREATER) {
+      this.sentAt.shift();
       for (const waiter of this.sent.shift() as BarrierWaiter[]) waiter.passed();
       return;
     }
@@ -167,6 +192,7 @@ export class TrackerSet {
     private readonly links: LinkDirectory,
     private readonly events: TrackerEvents,
     private readonly flusher: TickFlusher,
+    private readonly timeoutMs: () => number,
   ) {}
 
   /** The masters now: trackers follow (opened, stopped); a different set flushes the cache. */
@@ -181,7 +207,7 @@ export class TrackerSet {
     }
     // The dead trackers' ids are forgotten before anything else, so no connection redirects at them.
     this.events.flush('master_set');
-    for (const [key, endpoint] of wanted) if (!this.trackers.has(key)) this.trackers.set(key, new Tracker(endpoint, this.links, this.events, this.flusher));
+    for (const [key, endpoint] of wanted) if (!this.trackers.has(key)) this.trackers.set(key, new Tracker(endpoint, this.links, this.events, this.flusher, this.timeoutMs));
     this.events.readinessChanged();
   }
 
