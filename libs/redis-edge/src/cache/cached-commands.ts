@@ -15,7 +15,7 @@ import { FillSink, OPT_IN_PART } from './fill-sink';
 import { deferHit } from './hit-barrier';
 import { partialMget } from './partial-mget';
 import { CACHING_YES, type ReplyCache } from './reply-cache';
-import type { FillTicket } from './reply-store';
+import type { CacheCounters, FillTicket } from './reply-store';
 
 /** Whether `spec` may change keys: writes, and scripts not flagged read-only. */
 export function mayWrite(spec: CommandSpec): boolean {
@@ -62,12 +62,20 @@ export function cachedCommand(s: CommandSession, cache: ReplyCache, batch: Comma
 
 /**
  * The command runs again once every reply the session owes has left: nothing it sends may overtake
- * a hit still waiting for its barrier (the hit could fall back to the server), and a strict hit is
- * not answered from before an earlier command of the session that went to the server.
+ * a hit still waiting for its barrier (the hit could fall back to the server).
  */
 function waitForReplies(s: CommandSession): true {
   s.retryAfterDrain();
   return true;
+}
+
+/**
+ * A strict hit behind the session's commands in flight on the server (no hit waiting) goes there
+ * too, behind them, unfilled: a barrier could answer it from before them.
+ */
+function behindServerReads(counters: CacheCounters): false {
+  counters.misses++;
+  return false;
 }
 
 function keyAt(batch: CommandBatch, i: number, k: number): string {
@@ -94,8 +102,9 @@ function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i:
   const key = keyAt(batch, i, 1);
   const counters = cache.store.counters;
   const hit = cache.store.lookup(key, false);
-  if (hit === undefined ? s.hitsWaiting > 0 : cache.strict && s.ring.outstanding !== s.hitsWaiting) return waitForReplies(s);
+  if (s.hitsWaiting > 0 && (hit === undefined || s.ring.outstanding !== s.hitsWaiting)) return waitForReplies(s);
   cache.admission.record(1, hit !== undefined);
+  if (hit !== undefined && cache.strict && s.ring.outstanding !== s.hitsWaiting) return behindServerReads(counters);
   if (hit !== undefined) {
     if (cache.strict) return deferHit(s, cache, batch, i, spec, [key], undefined, false);
     counters.hits++;
@@ -125,10 +134,11 @@ function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i
     if (frames[k] !== undefined) found++;
   }
   const hit = found === n;
-  // Strict: a full hit waits for earlier non-hits, a partial one for everything earlier, a miss for waiting hits.
-  if (found === 0 ? s.hitsWaiting > 0 : cache.strict && s.ring.outstanding !== (hit ? s.hitsWaiting : 0)) return waitForReplies(s);
+  // While hits wait, only a full hit with nothing else owed joins them.
+  if (s.hitsWaiting > 0 && (!hit || s.ring.outstanding !== s.hitsWaiting)) return waitForReplies(s);
   cache.admission.record(n, hit);
   const counters = cache.store.counters;
+  if (found > 0 && cache.strict && s.ring.outstanding !== s.hitsWaiting) return behindServerReads(counters);
   if (hit) {
     if (cache.strict) return deferHit(s, cache, batch, i, spec, keys, frames.map(() => true), false);
     counters.hits++;
