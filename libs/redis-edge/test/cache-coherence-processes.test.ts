@@ -27,9 +27,11 @@ interface Edge {
   readonly admin: number;
 }
 let edges: Edge[] = [];
+/** A third edge with consistency = "bounded" (hits at once, no barrier), not part of the checker. */
+let bounded: Edge;
 const clients: Redis[] = [];
 
-async function startCachingEdge(name: string): Promise<Edge> {
+async function startCachingEdge(name: string, consistency = 'strict'): Promise<Edge> {
   const [port, ro, admin] = [await freePort(), await freePort(), await freePort()];
   const path = writeConfig(
     dir.path,
@@ -53,7 +55,7 @@ read_write_listen = "127.0.0.1:${port}"
 read_only_listen = "127.0.0.1:${ro}"
 [redis.cache]
 enabled = true
-consistency = "strict"
+consistency = "${consistency}"
 [[redis_backends]]
 name = "r1"
 address = "127.0.0.1:${servers.primary.port}"
@@ -82,12 +84,12 @@ function client(port: number): Redis {
 beforeAll(async () => {
   servers = await startRedis({ replicas: 0 });
   dir = await tmpDir('redis-coherence');
-  edges = await Promise.all([startCachingEdge('a'), startCachingEdge('b')]);
+  [edges, bounded] = await Promise.all([Promise.all([startCachingEdge('a'), startCachingEdge('b')]), startCachingEdge('bounded', 'bounded')]);
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.quit().catch(() => undefined)));
-  await Promise.all(edges.map((e) => e.proxy.stop()));
+  await Promise.all([...edges, bounded].filter((e) => e !== undefined).map((e) => e.proxy.stop()));
   await servers?.destroy();
   await dir?.remove();
 });
@@ -151,7 +153,39 @@ async function checker(onKill: () => Promise<void>): Promise<CheckerRun> {
   return out;
 }
 
+/** Calls of `command` the server has run so far (INFO commandstats). */
+async function serverCalls(c: Redis, command: string): Promise<number> {
+  const info = await c.info('commandstats');
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+}
+
 describe('two redis-edge processes with [redis.cache] consistency = "strict"', () => {
+  it('a strict hit costs one PING on the tracker (one hit per turn here), a bounded one nothing; neither a GET', async () => {
+    const direct = client(servers.primary.port);
+    const key = `${PREFIX}modes`;
+    await direct.set(key, 'v');
+    const [viaA, viaBounded] = [client((edges[0] as Edge).port), client(bounded.port)];
+    for (const [edge, c] of [[edges[0] as Edge, viaA], [bounded, viaBounded]] as const) {
+      await waitFor(
+        async () => {
+          const before = await metric(edge, 'dbproxy_redis_cache_hits_total');
+          await c.get(key);
+          return (await metric(edge, 'dbproxy_redis_cache_hits_total')) > before;
+        },
+        { timeoutMs: 5_000, description: `${edge.name}: ${key} cached` },
+      );
+    }
+    const gets = await serverCalls(direct, 'get');
+    let pings = await serverCalls(direct, 'ping');
+    for (let n = 0; n < 30; n++) expect(await viaBounded.get(key)).toBe('v');
+    // Only the topology services' health checks PING meanwhile.
+    expect(await serverCalls(direct, 'ping')).toBeLessThan(pings + 10);
+    pings = await serverCalls(direct, 'ping');
+    for (let n = 0; n < 30; n++) expect(await viaA.get(key)).toBe('v');
+    expect(await serverCalls(direct, 'ping')).toBeGreaterThanOrEqual(pings + 30);
+    expect(await serverCalls(direct, 'get')).toBe(gets);
+  });
+
   it('never answers a read with a value older than a write acknowledged before it, and survives killed trackers', async () => {
     const direct = client(servers.primary.port);
     const hitsBefore = await Promise.all(edges.map((e) => metric(e, 'dbproxy_redis_cache_hits_total')));
@@ -161,7 +195,7 @@ describe('two redis-edge processes with [redis.cache] consistency = "strict"', (
     const run = await checker(async () => {
       hitsAtKill = await Promise.all(edges.map((e) => metric(e, 'dbproxy_redis_cache_hits_total')));
       const trackers = ((await direct.call('CLIENT', 'LIST')) as string).split('\n').filter((l) => / resp=3 /.test(` ${l} `));
-      expect(trackers.length).toBe(2); // one tracker per edge (the clients speak RESP2)
+      expect(trackers.length).toBe(3); // one tracker per edge, the bounded one's too (the clients speak RESP2)
       for (const line of trackers) expect(await direct.call('CLIENT', 'KILL', 'ID', /id=(\d+)/.exec(line)?.[1] as string)).toBe(1);
       for (const e of edges) {
         await waitFor(async () => (await metric(e, 'dbproxy_redis_cache_flushes_total', { reason: 'tracker_lost' })) > (lostBefore[edges.indexOf(e)] as number), { timeoutMs: 5_000, description: `${e.name}: flushed` });

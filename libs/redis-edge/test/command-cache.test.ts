@@ -82,10 +82,14 @@ describe('command-mode reply cache', () => {
     expect(await a.metric('dbproxy_redis_cache_fills_total')).toBeGreaterThan(0);
     // Strict hits wait for a PING on the tracker, one per turn for all hits read in it: a pipeline
     // of 50 hits costs about one (the topology service's health checks PING the server too).
-    const pings = await serverCalls('ping');
+    let pings = await serverCalls('ping');
     const replies = await viaA.pipeline(Array.from({ length: 50 }, () => ['get', key])).exec();
     expect(replies?.map(([, v]) => v)).toEqual(Array.from({ length: 50 }, () => 'v1'));
     expect(await serverCalls('ping')).toBeLessThanOrEqual(pings + 5);
+    // One at a time, each hit is a turn of its own: a PING each.
+    pings = await serverCalls('ping');
+    for (let n = 0; n < 30; n++) expect(await viaA.get(key)).toBe('v1');
+    expect(await serverCalls('ping')).toBeGreaterThanOrEqual(pings + 30);
     expect(await serverGets()).toBe(gets);
   });
 
