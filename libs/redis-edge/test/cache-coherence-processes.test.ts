@@ -10,7 +10,7 @@ import { freePort, startRedis, tmpDir, waitFor, type RedisServer, type Replicate
 
 jest.setTimeout(90_000);
 
-const RUN_MS = 7_000;
+const RUN_MS = 6_000;
 const KILL_AT_MS = 2_500;
 const PREFIX = 'coh:';
 /** Keys 0-3 are written through edge A, 4-7 directly on the server. */
@@ -29,9 +29,11 @@ interface Edge {
 let edges: Edge[] = [];
 /** A third edge with consistency = "bounded" (hits at once, no barrier), not part of the checker. */
 let bounded: Edge;
+/** A fourth, strict, with a 1 s command timeout (the tracker barrier's watchdog). */
+let watchdog: Edge;
 const clients: Redis[] = [];
 
-async function startCachingEdge(name: string, consistency = 'strict'): Promise<Edge> {
+async function startCachingEdge(name: string, consistency = 'strict', redisExtra = ''): Promise<Edge> {
   const [port, ro, admin] = [await freePort(), await freePort(), await freePort()];
   const path = writeConfig(
     dir.path,
@@ -53,6 +55,7 @@ enabled = true
 mode = "command"
 read_write_listen = "127.0.0.1:${port}"
 read_only_listen = "127.0.0.1:${ro}"
+${redisExtra}
 [redis.cache]
 enabled = true
 consistency = "${consistency}"
@@ -84,12 +87,12 @@ function client(port: number): Redis {
 beforeAll(async () => {
   servers = await startRedis({ replicas: 0 });
   dir = await tmpDir('redis-coherence');
-  [edges, bounded] = await Promise.all([Promise.all([startCachingEdge('a'), startCachingEdge('b')]), startCachingEdge('bounded', 'bounded')]);
+  [edges, bounded, watchdog] = await Promise.all([Promise.all([startCachingEdge('a'), startCachingEdge('b')]), startCachingEdge('bounded', 'bounded'), startCachingEdge('watchdog', 'strict', 'command_timeout_seconds = 1')]);
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.quit().catch(() => undefined)));
-  await Promise.all([...edges, bounded].filter((e) => e !== undefined).map((e) => e.proxy.stop()));
+  await Promise.all([...edges, bounded, watchdog].filter((e) => e !== undefined).map((e) => e.proxy.stop()));
   await servers?.destroy();
   await dir?.remove();
 });
@@ -195,7 +198,7 @@ describe('two redis-edge processes with [redis.cache] consistency = "strict"', (
     const run = await checker(async () => {
       hitsAtKill = await Promise.all(edges.map((e) => metric(e, 'dbproxy_redis_cache_hits_total')));
       const trackers = ((await direct.call('CLIENT', 'LIST')) as string).split('\n').filter((l) => / resp=3 /.test(` ${l} `));
-      expect(trackers.length).toBe(3); // one tracker per edge, the bounded one's too (the clients speak RESP2)
+      expect(trackers.length).toBe(4); // one tracker per edge, the other two edges' too (the clients speak RESP2)
       for (const line of trackers) expect(await direct.call('CLIENT', 'KILL', 'ID', /id=(\d+)/.exec(line)?.[1] as string)).toBe(1);
       for (const e of edges) {
         await waitFor(async () => (await metric(e, 'dbproxy_redis_cache_flushes_total', { reason: 'tracker_lost' })) > (lostBefore[edges.indexOf(e)] as number), { timeoutMs: 5_000, description: `${e.name}: flushed` });
@@ -214,5 +217,29 @@ describe('two redis-edge processes with [redis.cache] consistency = "strict"', (
       expect(hitsAtKill[j]).toBeGreaterThan(hitsBefore[j] as number);
       expect(hitsAfter[j]).toBeGreaterThan(hitsRecovered[j] as number);
     });
+  });
+
+  it('a tracker whose PING stays unanswered past redis.command_timeout_seconds is closed: the waiting hit reads the server', async () => {
+    const direct = client(servers.primary.port);
+    const key = `${PREFIX}watchdog`;
+    await direct.set(key, 'w');
+    const c = client(watchdog.port);
+    await waitFor(
+      async () => {
+        const before = await metric(watchdog, 'dbproxy_redis_cache_hits_total');
+        await c.get(key);
+        return (await metric(watchdog, 'dbproxy_redis_cache_hits_total')) > before;
+      },
+      { timeoutMs: 5_000, description: `${key} cached` },
+    );
+    const lost = await metric(watchdog, 'dbproxy_redis_cache_flushes_total', { reason: 'tracker_lost' });
+    const refetched = await metric(watchdog, 'dbproxy_redis_cache_hits_refetched_total');
+    // The server runs no command for 1.8 s: the hit's PING waits; after 1 s the tracker is closed
+    // and the hit's GET goes to the server, answered when the pause ends.
+    await direct.call('CLIENT', 'PAUSE', '1800', 'ALL');
+    expect(await c.get(key)).toBe('w');
+    expect(await metric(watchdog, 'dbproxy_redis_cache_flushes_total', { reason: 'tracker_lost' })).toBeGreaterThan(lost);
+    expect(await metric(watchdog, 'dbproxy_redis_cache_hits_refetched_total')).toBeGreaterThan(refetched);
+    await waitFor(async () => (await metric(watchdog, 'dbproxy_redis_cache_trackers', { state: 'ready' })) === 1, { timeoutMs: 10_000, description: 'the tracker is back' });
   });
 });
