@@ -195,6 +195,8 @@ describe('loading configuration', () => {
     expect(issuesOf(redis('command', 'max_bytes = 0\n'))).toHaveLength(1);
     expect(issuesOf(redis('command', 'max_age_seconds = -1\n'))).toHaveLength(1);
     expect(issuesOf(redis('command', 'ttl = 5\n'))).toHaveLength(1);
+    expect(issuesOf(redis('command', 'enabled = true\nconsistency = "bounded"\n'))).toEqual([]);
+    expect(issuesOf(redis('command', 'consistency = "eventual"\n'))).toHaveLength(1);
   });
 
   it('reports TOML syntax errors with line and column', () => {

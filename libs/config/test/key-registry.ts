@@ -312,6 +312,7 @@ export const KEY_REGISTRY: Readonly<Record<string, string>> = {
   'redis.cache.enabled': REDIS_CACHE,
   'redis.cache.max_bytes': REDIS_CACHE,
   'redis.cache.max_age_seconds': REDIS_CACHE,
+  'redis.cache.consistency': REDIS_CACHE,
   'redis.cluster': REDIS_SERVICE,
   'redis.cluster.enabled': REDIS_SERVICE,
   'redis.cluster.seeds': REDIS_SERVICE,

@@ -25,11 +25,12 @@ async function startCachingEdge(): Promise<EdgeHarness> {
   return edge;
 }
 
-/** GET calls the server has run so far (INFO commandstats). */
-async function serverGets(): Promise<number> {
+/** Calls of `command` the server has run so far (INFO commandstats). */
+async function serverCalls(command: string): Promise<number> {
   const info = (await direct.info('commandstats')) as string;
-  return Number(/cmdstat_get:calls=(\d+)/.exec(info)?.[1] ?? 0);
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
 }
+const serverGets = (): Promise<number> => serverCalls('get');
 
 /** Reads `key` through `client` until it gives `value` (the tracking latency), returning how long that took. */
 async function readUntil(client: Redis, key: string, value: string, timeoutMs = 3_000): Promise<number> {
@@ -79,6 +80,17 @@ describe('command-mode reply cache', () => {
     expect(await serverGets()).toBe(gets); // no GET reached the server
     expect(await a.metric('dbproxy_redis_cache_hits_total')).toBeGreaterThanOrEqual(hits + 20);
     expect(await a.metric('dbproxy_redis_cache_fills_total')).toBeGreaterThan(0);
+    // Strict hits wait for a PING on the tracker, one per turn for all hits read in it: a pipeline
+    // of 50 hits costs about one (the topology service's health checks PING the server too).
+    let pings = await serverCalls('ping');
+    const replies = await viaA.pipeline(Array.from({ length: 50 }, () => ['get', key])).exec();
+    expect(replies?.map(([, v]) => v)).toEqual(Array.from({ length: 50 }, () => 'v1'));
+    expect(await serverCalls('ping')).toBeLessThanOrEqual(pings + 5);
+    // One at a time, each hit is a turn of its own: a PING each.
+    pings = await serverCalls('ping');
+    for (let n = 0; n < 30; n++) expect(await viaA.get(key)).toBe('v1');
+    expect(await serverCalls('ping')).toBeGreaterThanOrEqual(pings + 30);
+    expect(await serverGets()).toBe(gets);
   });
 
   it('serves MGET from the cache only when every key hits, and never lets an MGET nil answer a GET of another type', async () => {
@@ -107,6 +119,18 @@ describe('command-mode reply cache', () => {
     expect(script?.map(([, v]) => v)).toEqual(['OK', 'by-script']);
     await cached(a, viaA, key);
     expect((await viaA.pipeline().append(key, '+').get(key).exec())?.map(([, v]) => v)).toEqual([10, 'by-script+']);
+  });
+
+  it('a hit waiting for its barrier is not overtaken by the same pipeline\'s write of its key', async () => {
+    const key = `${prefix}behind`;
+    for (let round = 0; round < 5; round++) {
+      await direct.set(key, `old${round}`);
+      await cached(a, viaA, key);
+      // The write waits until the hit is answered: were it sent at once, it would invalidate the
+      // key before the barrier passed and the hit's read would go to the server after it.
+      const replies = await viaA.pipeline().get(key).set(key, `new${round}`).get(key).exec();
+      expect(replies?.map(([, v]) => v)).toEqual([`old${round}`, 'OK', `new${round}`]);
+    }
   });
 
   it('a write made directly on the server reaches the cache as a tracking invalidation', async () => {

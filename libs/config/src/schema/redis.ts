@@ -29,6 +29,8 @@ export const redisCache = z
     max_bytes: positiveInt.default(67_108_864),
     /** An entry older than this is not served (a backstop; coherence comes from tracking). */
     max_age_seconds: positiveSeconds.default(300),
+    /** strict: a hit is served after a PING on its master's tracking connection (reads after a write's reply see it); bounded: at once (up to the invalidation's delivery time stale). */
+    consistency: z.enum(['strict', 'bounded']).default('strict'),
   })
   .strict();
 

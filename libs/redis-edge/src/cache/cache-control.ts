@@ -33,7 +33,7 @@ export class ReplyCacheControl {
     const settings = cacheSettingsOf(config);
     if (!settings.enabled || !listening) return this.stop();
     if (this.cache) this.cache.configure(settings);
-    else this.cache = new ReplyCache(settings, this.links, this.logger);
+    else this.cache = new ReplyCache(settings, this.links, this.logger, this.edge.flusher);
     this.edge.cache = this.cache;
     this.topologyChanged();
   }

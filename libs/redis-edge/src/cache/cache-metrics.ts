@@ -12,19 +12,19 @@ export interface CacheMetricSource {
   trackers(): { ready: number; total: number };
 }
 
-type Published = { hits: number; misses: number; fills: number; fillsDropped: number; invalidations: number; flushes: Map<string, number> };
+type Published = { hits: number; misses: number; fills: number; fillsDropped: number; invalidations: number; refetches: number; flushes: Map<string, number> };
 
 export function registerCacheMetrics(metrics: MetricsRegistry, source: CacheMetricSource): void {
   const published = new WeakMap<CacheCounters, Published>();
   const seen = (c: CacheCounters): Published => {
     let p = published.get(c);
     if (!p) {
-      p = { hits: 0, misses: 0, fills: 0, fillsDropped: 0, invalidations: 0, flushes: new Map() };
+      p = { hits: 0, misses: 0, fills: 0, fillsDropped: 0, invalidations: 0, refetches: 0, flushes: new Map() };
       published.set(c, p);
     }
     return p;
   };
-  const simple = (name: string, help: string, field: 'hits' | 'misses' | 'fills' | 'fillsDropped' | 'invalidations') =>
+  const simple = (name: string, help: string, field: 'hits' | 'misses' | 'fills' | 'fillsDropped' | 'invalidations' | 'refetches') =>
     metrics.counter({
       name,
       help,
@@ -40,6 +40,7 @@ export function registerCacheMetrics(metrics: MetricsRegistry, source: CacheMetr
   simple('dbproxy_redis_cache_fills_total', 'Keys stored in the reply cache from a fill-armed reply', 'fills');
   simple('dbproxy_redis_cache_fills_dropped_total', 'Fill-armed keys not stored: an invalidation or flush raced the fill, or the reply was not cacheable', 'fillsDropped');
   simple('dbproxy_redis_cache_invalidations_total', 'Cached keys removed by a write through the proxy or a tracking invalidation', 'invalidations');
+  simple('dbproxy_redis_cache_hits_refetched_total', 'Strict hits whose key was invalidated (or whose tracker was lost) while they waited for the tracking barrier, read from the backend instead', 'refetches');
   const flushes = metrics.counter({
     name: 'dbproxy_redis_cache_flushes_total',
     help: 'Whole-cache flushes by reason: tracker_lost, master_set, server_flush (null invalidation), write (keys unknown), disabled',

@@ -1,6 +1,8 @@
 // The reply cache in the dispatcher: GET and MGET (up to 64 keys) answered from the cache at their
 // sequence, or sent fill-armed behind CLIENT CACHING YES (a cross-slot MGET per slot part); every write invalidates its keys at
 // dispatch (a write whose keys are not known flushes), so a session always reads its own writes.
+// Strict hits wait for their tracker barrier (hit-barrier.ts); while any waits, the session's later
+// commands other than hits wait until its replies are out, and a hit waits for earlier non-hits.
 import type { CommandBatch } from '@dbproxy/resp';
 import { SendFlag } from '../io/reply-sink';
 import { CommandFlag } from '../command/command-flags';
@@ -10,9 +12,10 @@ import type { EndpointRoute } from '../command/link-directory';
 import type { CommandSession } from '../command/session';
 import { MAX_CACHED_KEYS } from './admission';
 import { FillSink, OPT_IN_PART } from './fill-sink';
+import { deferHit } from './hit-barrier';
 import { partialMget } from './partial-mget';
 import { CACHING_YES, type ReplyCache } from './reply-cache';
-import type { FillTicket } from './reply-store';
+import type { CacheCounters, FillTicket } from './reply-store';
 
 /** Whether `spec` may change keys: writes, and scripts not flagged read-only. */
 export function mayWrite(spec: CommandSpec): boolean {
@@ -43,17 +46,36 @@ export function invalidateWrite(cache: ReplyCache, keys: readonly string[] | nul
 /** True when the command was answered from the cache or sent fill-armed; false: dispatch goes on as usual. */
 export function cachedCommand(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec): boolean {
   if (mayWrite(spec)) {
+    if (s.hitsWaiting > 0) return waitForReplies(s);
     invalidateWrite(cache, writtenKeys(s, batch, i, spec));
     return false;
   }
   const mget = spec.name === 'mget';
-  if (!mget && spec.name !== 'get') return false;
+  if (!mget && spec.name !== 'get') return s.hitsWaiting > 0 && waitForReplies(s);
   // Sessions on connections of their own (state, WATCH), the read-only listener (replicas), and a
   // session whose slots are gated (a fan-out or retry in flight) neither read nor fill the cache.
-  if (s.own !== undefined || s.readOnly || s.tx !== undefined || !s.gates.empty) return false;
+  if (s.own !== undefined || s.readOnly || s.tx !== undefined || !s.gates.empty) return s.hitsWaiting > 0 && waitForReplies(s);
   const argc = batch.argCount[i];
-  if (mget ? argc < 2 || argc > MAX_CACHED_KEYS + 1 : argc !== 2) return false;
+  if (mget ? argc < 2 || argc > MAX_CACHED_KEYS + 1 : argc !== 2) return s.hitsWaiting > 0 && waitForReplies(s);
   return mget ? cachedMget(s, cache, batch, i, spec) : cachedGet(s, cache, batch, i, spec);
+}
+
+/**
+ * The command runs again once every reply the session owes has left: nothing it sends may overtake
+ * a hit still waiting for its barrier (the hit could fall back to the server).
+ */
+function waitForReplies(s: CommandSession): true {
+  s.retryAfterDrain();
+  return true;
+}
+
+/**
+ * A strict hit behind the session's commands in flight on the server (no hit waiting) goes there
+ * too, behind them, unfilled: a barrier could answer it from before them.
+ */
+function behindServerReads(counters: CacheCounters): false {
+  counters.misses++;
+  return false;
 }
 
 function keyAt(batch: CommandBatch, i: number, k: number): string {
@@ -80,8 +102,11 @@ function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i:
   const key = keyAt(batch, i, 1);
   const counters = cache.store.counters;
   const hit = cache.store.lookup(key, false);
+  if (s.hitsWaiting > 0 && (hit === undefined || s.ring.outstanding !== s.hitsWaiting)) return waitForReplies(s);
   cache.admission.record(1, hit !== undefined);
+  if (hit !== undefined && cache.strict && s.ring.outstanding !== s.hitsWaiting) return behindServerReads(counters);
   if (hit !== undefined) {
+    if (cache.strict) return deferHit(s, cache, batch, i, spec, [key], undefined, false);
     counters.hits++;
     s.reply(hit);
     return true;
@@ -109,9 +134,13 @@ function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i
     if (frames[k] !== undefined) found++;
   }
   const hit = found === n;
+  // While hits wait, only a full hit with nothing else owed joins them.
+  if (s.hitsWaiting > 0 && (!hit || s.ring.outstanding !== s.hitsWaiting)) return waitForReplies(s);
   cache.admission.record(n, hit);
   const counters = cache.store.counters;
+  if (found > 0 && cache.strict && s.ring.outstanding !== s.hitsWaiting) return behindServerReads(counters);
   if (hit) {
+    if (cache.strict) return deferHit(s, cache, batch, i, spec, keys, frames.map(() => true), false);
     counters.hits++;
     s.reply(Buffer.concat([Buffer.from(`*${n}\r\n`), ...(frames as Buffer[])]));
     return true;
@@ -119,8 +148,12 @@ function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i
   counters.misses++;
   const fill = !cache.fillsPaused && cache.admission.admit(n);
   const route = routeOf(s, batch, i, spec);
-  // Keys over several slots: the cached ones are served, the slot parts with misses fetched.
-  if (route === undefined) return !s.edge.routes.single && partialMget(s, cache, batch, i, spec, keys, frames, fill);
+  // Keys over several slots: the cached ones are served (strict: after their barriers), the slot parts with misses fetched.
+  if (route === undefined) {
+    if (s.edge.routes.single) return false;
+    if (cache.strict && found > 0) return deferHit(s, cache, batch, i, spec, keys, frames.map((f) => f !== undefined), fill);
+    return partialMget(s, cache, spec, keys, frames, fill);
+  }
   if (!fill) return false;
   const link = s.linkFor(route);
   if (!cache.prepareFill(link, route)) return false;

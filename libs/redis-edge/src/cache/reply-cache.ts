@@ -4,11 +4,12 @@ import { encodeCommand } from '@dbproxy/resp';
 import type { Logger } from '@dbproxy/observability';
 import type { BackendLink } from '../io/backend-link';
 import type { ReplySink } from '../io/reply-sink';
+import type { TickFlusher } from '../io/tick-flusher';
 import type { EndpointRoute, LinkDirectory } from '../command/link-directory';
 import { FillAdmission } from './admission';
 import type { CacheSettings } from './cache-settings';
 import { ReplyStore, type FlushReason } from './reply-store';
-import { TrackerSet } from './trackers';
+import { TrackerSet, type BarrierWaiter } from './trackers';
 
 export const CACHING_YES = encodeCommand(['CLIENT', 'CACHING', 'YES']);
 
@@ -38,12 +39,18 @@ export class ReplyCache {
   private readonly redirects = new WeakMap<BackendLink, number>();
   /** Fills wait until every master is tracked. */
   private fillsAllowed = false;
+  /** consistency = "strict": a hit is served after its master's tracker barrier (hit-barrier.ts). */
+  strict: boolean;
+  private barrierTimeoutMs: number;
 
   constructor(
     settings: CacheSettings,
     links: LinkDirectory,
     private readonly logger: Logger,
+    flusher: TickFlusher,
   ) {
+    this.strict = settings.strict;
+    this.barrierTimeoutMs = settings.barrierTimeoutMs;
     this.store = new ReplyStore(settings.maxBytes, settings.maxAgeMs);
     this.trackers = new TrackerSet(links, {
       invalidate: (keys) => this.serverInvalidated(keys),
@@ -52,11 +59,18 @@ export class ReplyCache {
         this.fillsAllowed = this.trackers.allReady;
       },
       warn: (message) => this.logger.warn(message),
-    });
+    }, flusher, () => this.barrierTimeoutMs);
   }
 
   configure(settings: CacheSettings): void {
     this.store.configure(settings.maxBytes, settings.maxAgeMs);
+    this.strict = settings.strict;
+    this.barrierTimeoutMs = settings.barrierTimeoutMs;
+  }
+
+  /** Queues a hit on the barrier of `endpointKey`'s tracker; false when that master is not tracked now. */
+  barrier(endpointKey: string, waiter: BarrierWaiter): boolean {
+    return this.trackers.barrier(endpointKey, waiter);
   }
 
   /** The master set of the routes in force. */

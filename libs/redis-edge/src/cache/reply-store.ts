@@ -33,6 +33,8 @@ export class CacheCounters {
   /** Fills whose ticket was poisoned (an invalidation or flush raced them) or whose reply was not cacheable. */
   fillsDropped = 0;
   invalidations = 0;
+  /** Strict hits whose key went (or whose tracker was lost) while they waited for the barrier: read from the server. */
+  refetches = 0;
   readonly flushes = new Map<FlushReason, number>(FLUSH_REASONS.map((r) => [r, 0]));
 }
 

@@ -79,6 +79,10 @@ export class CommandSession implements ReplySink, Flushable {
   private outputPaused = false;
   /** Pub/sub messages handed to the socket since it last took everything (redis.max_pending_pushes). */
   pushesInFlight = 0;
+  /** Cache hits waiting for their tracker barrier (src/cache/hit-barrier.ts): later non-hit commands wait for them. */
+  hitsWaiting = 0;
+  /** One of those hits was read from the server instead: the rest are too, so their order holds (reset at zero waiting). */
+  hitsRefetching = false;
   /** Slots whose later commands wait for a fan-out or a retry in flight (cluster). */
   readonly gates = new SlotGates();
   private readingPaused = false;
