@@ -34,6 +34,10 @@ const QUICK = args.includes('--quick');
 const FOCUS = args.includes('--focus');
 const DEFAULTS = args.includes('--defaults');
 const FLOOR = args.includes('--floor');
+if (FLOOR && FOCUS) {
+  console.error('--focus runs only twemproxy and command mode: it does not take --floor');
+  process.exit(2);
+}
 if (DEFAULTS && (FOCUS || args.includes('--workers'))) {
   console.error('--defaults runs the shipped defaults on standalone Redis: it does not take --focus or --workers');
   process.exit(2);
