@@ -58,7 +58,7 @@ function printTable(cells) {
   const header = ['edge', 'case', 'target', 'role', 'mode', 'throughput/s', 'p95 ms', 'proxy CPU µs/op', 'vs peer', 'vs direct', 'CPU vs peer'];
   console.log(`\n| ${header.join(' | ')} |`);
   console.log(`|${header.map(() => '---').join('|')}|`);
-  const order = { direct: 0, peer: 1, edge: 2 };
+  const order = { direct: 0, peer: 1, floor: 2, edge: 3 };
   const cases = [...new Set(cells.map((c) => `${c.edge}\u0000${c.case}`))];
   for (const key of cases) {
     const group = cells.filter((c) => `${c.edge}\u0000${c.case}` === key).sort((a, b) => order[a.role] - order[b.role]);

@@ -5,13 +5,16 @@
 // p50/p95/p99, the proxy's CPU µs per operation and the ratios. Never run by `npm test`.
 //
 // Usage: node tools/bench/redis/bench.cjs [--requests 200000] [--rounds 3] [--workers N] [--quick] [--focus]
-//                                          [--defaults] [--pipelines 1,16] [--json FILE]
+//                                          [--defaults] [--floor] [--pipelines 1,16] [--json FILE]
 // --focus: only twemproxy and command mode (one process) on standalone Redis, for iterating on the
 // command-mode data path; the full run is what figures are quoted from.
 // --defaults: only standalone Redis direct, twemproxy and redis-edge connection and command mode, each edge with
 // its shipped defaults (its configuration names only the mode and the backend); no worker-count edge, no cluster.
 // --pipelines 1,16: the -P values (comma-separated). --json FILE: also write every cell (ops/s, p95 ms, proxy
-// CPU µs/op) to FILE as JSON (tools/bench/defaults.cjs reads it).
+// CPU µs/op) to FILE as JSON (tools/bench/defaults.cjs reads it). --floor: also a bare Node relay (relay-floor.cjs:
+// onread into one buffer, write(2) on the other descriptor), the floor connection mode's CPU per operation is held to.
+// Besides the proxy's CPU per operation, the standalone Redis server's (`redis µs/op`): a relay keeps one backend
+// connection per client, twemproxy and command mode multiplex them, and Redis pays for every small read and write.
 // Starts its own Redis servers (libs/testing, from dist/), installs nutcracker with apt-get when
 // missing, runs the proxy as `./bin/dbproxy start topology redis-edge` (build first: npm run build).
 // Every cell runs --rounds times with the targets interleaved and the best run is kept: a shared
@@ -23,13 +26,18 @@ const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['requests', 'rounds', 'workers', 'pipelines', 'json'], flags: ['quick', 'focus', 'defaults'] });
+checkOptions(__filename, { values: ['requests', 'rounds', 'workers', 'pipelines', 'json'], flags: ['quick', 'focus', 'defaults', 'floor'] });
 
 const { startRedis, startRedisCluster, startNats, freePort } = require(join(ROOT, 'dist', 'libs', 'testing', 'src', 'index.js'));
 
 const QUICK = args.includes('--quick');
 const FOCUS = args.includes('--focus');
 const DEFAULTS = args.includes('--defaults');
+const FLOOR = args.includes('--floor');
+if (FLOOR && FOCUS) {
+  console.error('--focus runs only twemproxy and command mode: it does not take --floor');
+  process.exit(2);
+}
 if (DEFAULTS && (FOCUS || args.includes('--workers'))) {
   console.error('--defaults runs the shipped defaults on standalone Redis: it does not take --focus or --workers');
   process.exit(2);
@@ -78,6 +86,14 @@ async function startEdge(dir, name, redisToml, natsUrl) {
   return { port, pid: proc.child.pid };
 }
 
+/** The bare Node relay of --floor (relay-floor.cjs) in front of `redisPort`. */
+async function startRelayFloor(redisPort) {
+  const port = await freePort();
+  const { child } = run(process.execPath, [join(__dirname, 'relay-floor.cjs'), String(port), String(redisPort)]);
+  await waitPort(port);
+  return { port, pid: child.pid };
+}
+
 /** CPU seconds (user + system) a process has used so far; 0 without one. */
 function processCpu(pid) {
   if (!pid) return 0;
@@ -85,12 +101,13 @@ function processCpu(pid) {
   return user + system;
 }
 
-/** One redis-benchmark run: { GET: {rps, p50, p99, cpu}, SET: {...} }; cpu: the proxy's CPU µs per request over both tests. */
+/** One redis-benchmark run: { GET: {rps, p50, p99, cpu, redisCpu}, SET: {...} }; cpu: the proxy's CPU µs per request over both tests, redisCpu the Redis server's (target.redisPid). */
 async function benchmark(target, pipeline) {
-  const before = processCpu(target.pid);
+  const [before, redisBefore] = [processCpu(target.pid), processCpu(target.redisPid)];
   const rows = await redisBenchmark(target.port, pipeline, target.cluster);
-  const cpu = target.pid ? ((processCpu(target.pid) - before) * 1e6) / (2 * REQUESTS) : NaN;
-  for (const row of Object.values(rows)) row.cpu = cpu;
+  const perOp = (pid, from) => (pid ? ((processCpu(pid) - from) * 1e6) / (2 * REQUESTS) : NaN);
+  const [cpu, redisCpu] = [perOp(target.pid, before), perOp(target.redisPid, redisBefore)];
+  for (const row of Object.values(rows)) Object.assign(row, { cpu, redisCpu });
   return rows;
 }
 
@@ -112,15 +129,15 @@ function redisBenchmark(port, pipeline, cluster) {
 
 function report(title, targets, results, baselines) {
   console.log(`\n${title}`);
-  console.log(`${'target'.padEnd(26)} ${pad('-P', 3)} ${pad('test', 4)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p95 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)}  ${baselines.map((b) => `vs ${b}`.padStart(14)).join(' ')}`);
+  console.log(`${'target'.padEnd(26)} ${pad('-P', 3)} ${pad('test', 4)} ${pad('ops/s', 10)} ${pad('p50 ms', 7)} ${pad('p95 ms', 7)} ${pad('p99 ms', 7)} ${pad('cpu µs/op', 9)} ${pad('redis µs/op', 11)}  ${baselines.map((b) => `vs ${b}`.padStart(14)).join(' ')}`);
   for (const P of PIPELINES) {
     for (const test of ['GET', 'SET']) {
       for (const t of targets) {
         const r = results[t.name][P][test];
         if (!r) continue;
         const vs = baselines.map((b) => pad(ratio(r.rps, results[b][P][test]?.rps), 14)).join(' ');
-        const cpu = Number.isFinite(r.cpu) ? r.cpu.toFixed(2) : '-';
-        console.log(`${t.name.padEnd(26)} ${pad(P, 3)} ${pad(test, 4)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p95.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)}  ${vs}`);
+        const [cpu, redisCpu] = [r.cpu, r.redisCpu].map((v) => (Number.isFinite(v) ? v.toFixed(2) : '-'));
+        console.log(`${t.name.padEnd(26)} ${pad(P, 3)} ${pad(test, 4)} ${pad(Math.round(r.rps), 10)} ${pad(r.p50.toFixed(3), 7)} ${pad(r.p95.toFixed(3), 7)} ${pad(r.p99.toFixed(3), 7)} ${pad(cpu, 9)} ${pad(redisCpu, 11)}  ${vs}`);
       }
     }
   }
@@ -153,14 +170,15 @@ async function focused(twemproxy, commandMode) {
 }
 
 /** --defaults: standalone Redis direct, twemproxy and both redis-edge modes as shipped. */
-async function shippedDefaults(twemproxy, commandMode, connectionMode, redisPort) {
+async function shippedDefaults(twemproxy, commandMode, connectionMode, redis) {
   console.log(`redis-benchmark -c ${CLIENTS} -n ${REQUESTS} -r 100000, best of ${ROUNDS} interleaved round(s), --defaults; load average ${loadAverage()}`);
   const targets = [
-    { name: 'redis direct', port: redisPort },
+    { name: 'redis direct', port: redis.port },
     { name: 'twemproxy', ...twemproxy },
+    ...(FLOOR ? [{ name: 'node relay floor', ...(await startRelayFloor(redis.port)) }] : []),
     { name: 'redis-edge connection', ...connectionMode },
     { name: 'redis-edge command', ...commandMode },
-  ];
+  ].map((t) => ({ ...t, redisPid: redis.pid }));
   const results = await measure(targets);
   report('Standalone Redis, shipped defaults', targets, results, ['redis direct', 'twemproxy']);
   if (opt('json', undefined)) writeJson(opt('json'), targets, results);
@@ -169,13 +187,13 @@ async function shippedDefaults(twemproxy, commandMode, connectionMode, redisPort
 
 /** Every cell as { case, target, role, tps, p95Ms, cpuUsPerOp } for tools/bench/defaults.cjs (cpu: over GET and SET together). */
 function writeJson(file, targets, results) {
-  const roleOf = (name) => (name.endsWith('direct') ? 'direct' : name === 'twemproxy' ? 'peer' : 'edge');
+  const roleOf = (name) => (name.endsWith('direct') ? 'direct' : name === 'twemproxy' ? 'peer' : name === 'node relay floor' ? 'floor' : 'edge');
   const cells = [];
   for (const P of PIPELINES) {
     for (const test of ['GET', 'SET']) {
       for (const t of targets) {
         const r = results[t.name][P][test];
-        if (r) cells.push({ case: `${test} -P ${P} c=${CLIENTS}`, target: t.name, role: roleOf(t.name), tps: r.rps, p95Ms: r.p95, cpuUsPerOp: r.cpu });
+        if (r) cells.push({ case: `${test} -P ${P} c=${CLIENTS}`, target: t.name, role: roleOf(t.name), tps: r.rps, p95Ms: r.p95, cpuUsPerOp: r.cpu, redisCpuUsPerOp: r.redisCpu });
       }
     }
   }
@@ -194,7 +212,7 @@ async function main() {
     const commandMode = await startEdge(dir, 'command', `mode = "command"\n${backend}`);
     if (FOCUS) return await focused(twemproxy, commandMode);
     const connectionMode = await startEdge(dir, 'connection', `mode = "connection"\n${backend}`);
-    if (DEFAULTS) return await shippedDefaults(twemproxy, commandMode, connectionMode, single.primary.port);
+    if (DEFAULTS) return await shippedDefaults(twemproxy, commandMode, connectionMode, single.primary);
     // The edge's default: one worker process per CPU (workers run over NATS; the primary accepts and hands sockets over).
     const workers = Number(opt('workers', String(require('node:os').availableParallelism())));
     const commandWorkers = await startEdge(dir, 'command-workers', `mode = "command"\nworkers = ${workers}\n${backend}`, nats.url);
@@ -204,10 +222,11 @@ async function main() {
     const standalone = [
       { name: 'redis direct', port: single.primary.port },
       { name: 'twemproxy', ...twemproxy },
+      ...(FLOOR ? [{ name: 'node relay floor', ...(await startRelayFloor(single.primary.port)) }] : []),
       { name: 'redis-edge connection', ...connectionMode },
       { name: 'redis-edge command', ...commandMode },
       { name: `redis-edge command ×${workers}w`, ...commandWorkers, pid: undefined },
-    ];
+    ].map((t) => ({ ...t, redisPid: single.primary.pid }));
     const clustered = [
       { name: 'cluster direct', port: cluster.masters[0].port, cluster: true },
       { name: 'redis-edge command/cluster', ...clusterMode },
