@@ -29,6 +29,12 @@ describe('mysql-edge errors', () => {
     expect(toMysqlError(PacketTooLarge(10, 5))).toMatchObject({ code: 1153, sqlState: '08S01' });
     expect(toMysqlError(PoolErrors.acquireTimeout('db', 5000))).toMatchObject({ code: 1040, sqlState: '08004' });
     expect(toMysqlError(MysqlEdgeErrors.readOnly('INSERT'))).toEqual({ code: 1290, sqlState: 'HY000', message: 'The read-only listener runs only reads a replica may serve, not INSERT; use the read-write listener' });
+    // a connect failure's OS error and the backend's address are for the log, not the client
+    const unavailable = { code: 1429, sqlState: 'HY000', message: 'Cannot connect to backend db1: it is unavailable (details in the edge log)' };
+    const refused = MysqlEdgeErrors.backendConnect('db1', 'connect ECONNREFUSED 10.0.0.5:3306');
+    expect(refused.message).toContain('10.0.0.5:3306');
+    expect(toMysqlError(refused)).toEqual(unavailable);
+    expect(toMysqlError(PoolErrors.createFailed.withCause(refused, 'db1', refused.message))).toEqual(unavailable);
     // an exception's text never reaches a client
     expect(toMysqlError(new TypeError("Cannot read properties of null (reading 'alive')"))).toEqual({ code: 1105, sqlState: 'HY000', message: 'dbproxy internal error (details in the edge log)' });
   });

@@ -197,9 +197,19 @@ export function reportInternal(err: unknown, logger: Logger, where: Record<strin
 export function toMysqlError(err: unknown): MysqlError {
   if (err instanceof DbproxyError) {
     const wire = WIRE[err.code] ?? (err.code.startsWith(SQL_SHARD_PREFIX) ? ([1235, '42000'] as const) : undefined);
-    if (wire) return { code: wire[0], sqlState: wire[1], message: err.message };
+    if (wire) return { code: wire[0], sqlState: wire[1], message: UNAVAILABLE.has(err.code) ? unavailable(err) : err.message };
   }
   return UNDEFINED_ERROR;
+}
+
+/**
+ * Failures to open a backend connection: their message carries the OS error and the backend's
+ * address (for the edge log), so the client reads only this stable text naming the backend.
+ */
+const UNAVAILABLE: ReadonlySet<string> = new Set(['DBP_ERR_MYSQLEDGE_BACKEND_CONNECT', 'DBP_ERR_POOL_CREATE_FAILED']);
+
+function unavailable(err: DbproxyError): string {
+  return `Cannot connect to backend ${String(err.args[0])}: it is unavailable (details in the edge log)`;
 }
 
 /** The errno a code maps to (for metrics labels); 1105 when unmapped. */

@@ -154,11 +154,27 @@ export class BackendReportedError extends Error {
   }
 }
 
+/**
+ * Failures to open a backend connection: their message carries the OS or TLS error and often the
+ * backend's address (for the edge log); the client reads only a stable text naming the backend.
+ */
+const UNAVAILABLE: ReadonlySet<string> = new Set(['DBP_ERR_PGEDGE_BACKEND_CONNECT', 'DBP_ERR_PGEDGE_BACKEND_TLS', 'DBP_ERR_POOL_CREATE_FAILED']);
+
+/** True for a backend connect failure, whose detail the client does not read (log it where it is met). */
+export function isBackendUnavailable(err: unknown): err is DbproxyError {
+  return err instanceof DbproxyError && UNAVAILABLE.has(err.code);
+}
+
+function clientMessage(err: unknown): string {
+  if (isBackendUnavailable(err)) return `could not connect to backend ${String(err.args[0])}: it is unavailable (details in the edge log)`;
+  return errorMessage(err);
+}
+
 /** The one translator from an internal error to what the client reads. */
 export function toErrorResponse(err: unknown, severity: ErrorSeverity = 'ERROR'): ErrorResponse {
   if (err instanceof BackendReportedError) return { ...err.response, severity, severityNonLocalized: severity };
   const code = err instanceof DbproxyError ? err.code : undefined;
-  return pgError({ severity, code: sqlStateOf(code), message: errorMessage(err), ...(code ? { detail: code } : {}) });
+  return pgError({ severity, code: sqlStateOf(code), message: clientMessage(err), ...(code ? { detail: code } : {}) });
 }
 
 /** Every pg-edge code, for the README test. */

@@ -19,5 +19,9 @@ describe('redis-edge errors', () => {
     expect(errorReply(RedisEdgeErrors.loading()).toString()).toMatch(/^-LOADING /);
     expect(errorReply(RedisEdgeErrors.execAbort()).toString()).toBe('-EXECABORT Transaction discarded because of previous errors.\r\n');
     expect(errorReply(new Error('line\r\nbreak')).toString()).toBe('-ERR line break\r\n');
+    // a connect failure's OS error and address are for the log
+    const refused = RedisEdgeErrors.backendConnect('r1', '10.0.0.5:6379: connect ECONNREFUSED 10.0.0.5:6379');
+    expect(refused.message).toContain('10.0.0.5');
+    expect(errorReply(refused).toString()).toBe('-ERR backend r1 is unavailable (details in the edge log)\r\n');
   });
 });

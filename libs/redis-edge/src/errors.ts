@@ -81,7 +81,16 @@ function oneLine(text: string): string {
 /** The one translator: any error as the Redis error reply a client receives (`-ERR ...\r\n`). */
 export function errorReply(err: unknown): Buffer {
   const prefix = err instanceof DbproxyError ? (PREFIX[err.code] ?? 'ERR') : 'ERR';
-  return Buffer.from(`-${prefix} ${oneLine(errorMessage(err))}\r\n`);
+  return Buffer.from(`-${prefix} ${oneLine(clientMessage(err))}\r\n`);
+}
+
+/**
+ * A connect failure's message carries the OS error and the backend's address (for the edge log);
+ * the client reads only this stable text naming the backend.
+ */
+function clientMessage(err: unknown): string {
+  if (RedisEdgeErrors.backendConnect.is(err)) return `backend ${String(err.args[0])} is unavailable (details in the edge log)`;
+  return errorMessage(err);
 }
 
 /** The error reply prefix for `err` (for metrics and tests). */

@@ -83,6 +83,7 @@ export const redisEdgeService: ServiceDefinition = {
       commandTimeoutMs: () => redis().command_timeout_seconds * 1000,
       maxLeasesPerNode: () => redis().max_blocking_leases_per_node,
       onLease: (event) => metrics.leaseEvents.inc({ event }),
+      onConnectFailed: (endpoint, err) => ctx.logger.warn({ backend: endpoint.name, address: endpoint.address, err }, 'redis-edge could not open a backend connection'),
     });
     const m = metrics;
     await topology.start();

@@ -183,13 +183,22 @@ export async function openBackend(endpoint: BackendEndpoint, capabilities: numbe
     pump.detach();
     return { socket, framer, handshake, capabilities: auth.capabilities, mariaDbCapabilities: auth.mariaDbCapabilities, reader };
   } catch (err) {
-    pump.detach();
-    socket.destroy();
-    if (err instanceof Error && 'code' in err && String(err.code).startsWith('DBP_ERR_')) throw err;
-    throw MysqlEdgeErrors.backendConnect(endpoint.backend, errorMessage(err));
+    throw abandonHandshake(pump, socket, endpoint.backend, err);
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * A handshake (pooled or passthrough) that failed: its socket is closed; an error of dbproxy's own
+ * goes on as it is, anything else becomes DBP_ERR_MYSQLEDGE_BACKEND_CONNECT (the client reads a
+ * stable text for that code, the detail is for the edge log).
+ */
+export function abandonHandshake(pump: HandshakePump, socket: Socket, backend: string, err: unknown): unknown {
+  pump.detach();
+  socket.destroy();
+  if (err instanceof Error && 'code' in err && String(err.code).startsWith('DBP_ERR_')) return err;
+  return MysqlEdgeErrors.backendConnect.withCause(err, backend, errorMessage(err));
 }
 
 async function authenticate(pump: HandshakePump, socket: Socket, auth: ClientAuthExchange, w: PacketWriter, backend: string): Promise<void> {

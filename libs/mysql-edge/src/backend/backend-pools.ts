@@ -300,6 +300,8 @@ export class BackendPools {
           return conn;
         } catch (err) {
           this.deps.onConnect(backend, false);
+          // the client reads only "backend ... is unavailable": the OS error and address are logged here
+          this.deps.logger.warn({ backend, err }, 'mysql-edge could not open a backend connection');
           throw err;
         }
       },

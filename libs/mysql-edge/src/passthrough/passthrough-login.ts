@@ -30,9 +30,8 @@ import {
   type MysqlPacket,
 } from '@dbproxy/protocol-mysql';
 import { ByteReader } from '@dbproxy/runtime';
-import { errorMessage } from '@dbproxy/util';
 import { BackendConnection, type BackendConnectionOptions } from '../backend/backend-connection';
-import { HandshakePump, runSetupQuery, tcpConnect, upgradeTls, type BackendEndpoint } from '../backend/backend-handshake';
+import { abandonHandshake, HandshakePump, runSetupQuery, tcpConnect, upgradeTls, type BackendEndpoint } from '../backend/backend-handshake';
 import { BACKEND_COLLATION, COLLATIONS_QUERY, type CollationCatalog } from '../backend/collations';
 import { MysqlEdgeErrors, type MysqlError } from '../errors';
 import { ClientPacketQueue } from './client-packets';
@@ -151,10 +150,7 @@ export class PassthroughLogin {
       this.host.send(ok.bytes);
       return { kind: 'accepted', conn, plugin: this.plugin };
     } catch (err) {
-      pump.detach();
-      socket.destroy();
-      if (err instanceof Error && 'code' in err && String(err.code).startsWith('DBP_ERR_')) throw err;
-      throw MysqlEdgeErrors.backendConnect(endpoint.backend, errorMessage(err));
+      throw abandonHandshake(pump, socket, endpoint.backend, err);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }

@@ -79,6 +79,7 @@ export function startPassthrough(s: PassthroughSession, hello: HandshakeResponse
   login.run().then(
     (outcome) => settle(s, hello, negotiated, shard, route, outcome),
     (err: unknown) => {
+      s.edge.logger.warn({ backend: settings.target.endpoint.backend, user: hello.username, err }, 'mysql-edge passthrough login could not reach the backend');
       if (!s.closed) s.loginFailed(err, login.nextClientSeq, 'unknown', { user: hello.username, reason: 'backend unreachable during passthrough login' });
     },
   );

@@ -19,7 +19,7 @@ import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } 
 import { sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
-import { BackendReportedError, PgEdgeErrors, toErrorResponse } from '../errors';
+import { BackendReportedError, isBackendUnavailable, PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
 import { descriptorOf, PauseHoldTimeout, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
@@ -552,6 +552,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.cancelWhileWaiting = false;
     // a backend that cannot be connected to is a connection failure (08006), not a full pool (53300)
     const error = cancelled ? PgEdgeErrors.queryCanceled() : isConnectFailure(err) ? PgEdgeErrors.backendConnect.withCause(err, name, errorMessage(err)) : PgEdgeErrors.acquireTimeout.withCause(err, name, errorMessage(err));
+    if (isBackendUnavailable(error)) this.edge.logger.warn({ backend: name, err }, 'pg-edge could not open a backend connection');
     this.refuseUnit(error, synced, fromPlan);
     this.pump();
   }

@@ -19,7 +19,7 @@ import type { BackendTarget } from '../backend-directory';
 import { connectTcp, openBackendSocket, sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
 import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
-import { PgEdgeErrors, toErrorResponse } from '../errors';
+import { isBackendUnavailable, PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
 import { idleTimeout, type IdleWatched } from '../idle-sweep';
 import { handleCancel, refuse, refuseAtStartup } from '../session-common';
@@ -228,7 +228,8 @@ export class TransparentSession implements IdleWatched {
     this.backend?.destroy();
     this.close('failed');
     if (err !== undefined && this.span) this.span.fail(errorCodeOf(err), errorMessage(err));
-    this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
+    if (isBackendUnavailable(err)) this.edge.logger.warn({ backend: err.args[0], err }, 'pg-edge could not open a backend connection');
+    else this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
     void refuseAtStartup(this.edge, client, toErrorResponse(err, 'FATAL'), Math.max(1000, this.loginMs - (performance.now() - this.startedPerf)), true);
   }
 

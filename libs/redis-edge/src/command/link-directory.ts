@@ -33,6 +33,8 @@ export interface LinkDirectoryOptions {
   readonly commandTimeoutMs: () => number;
   readonly maxLeasesPerNode: () => number;
   readonly onLease?: (event: 'leased' | 'returned' | 'closed' | 'refused') => void;
+  /** A link could not connect (its detail, with the OS error and address, is for the log: clients read a stable text). */
+  readonly onConnectFailed?: (endpoint: NodeEndpoint, err: Error) => void;
 }
 
 export class LinkDirectory {
@@ -80,7 +82,10 @@ export class LinkDirectory {
 
   private track(link: BackendLink): BackendLink {
     this.tracked.add(link);
-    link.onClosed = () => this.tracked.delete(link);
+    link.onClosed = (l, err) => {
+      this.tracked.delete(link);
+      if (RedisEdgeErrors.backendConnect.is(err)) this.options.onConnectFailed?.(l.endpoint, err);
+    };
     return link;
   }
 

@@ -165,14 +165,14 @@ export class ConnectionSession {
     try {
       dialed = dialBackend(target.address, { tls: target.tls, allowHalfOpen: true, onread: onreadRaw(rawToClient), onData: toClient });
     } catch (err) {
-      return this.failConnect(target.address, TLS_FILES_UNREADABLE, `TLS files: ${errorMessage(err)}`);
+      return this.failConnect(target, TLS_FILES_UNREADABLE, `TLS files: ${errorMessage(err)}`);
     }
     const backend = dialed.socket;
     this.backend = backend;
     backend.setTimeout(this.edge.settings().connectTimeoutMs);
-    backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target.address, 'timed out'));
+    backend.once('timeout', () => this.machine.is('connecting') && this.failConnect(target, 'timed out'));
     backend.once(dialed.readyEvent, () => this.piped(backend));
-    backend.on('error', (err) => (this.machine.is('connecting') ? this.failConnect(target.address, errorMessage(err)) : this.close(`backend error: ${errorMessage(err)}`)));
+    backend.on('error', (err) => (this.machine.is('connecting') ? this.failConnect(target, errorMessage(err)) : this.close(`backend error: ${errorMessage(err)}`)));
     backend.once('close', () => this.close(this.quitSent ? 'client quit (QUIT)' : 'backend closed'));
   }
 
@@ -200,11 +200,11 @@ export class ConnectionSession {
     client.resume();
   }
 
-  /** `detail` reaches the client; `logged` (default: the same) only the session's close reason. */
-  private failConnect(address: string, detail: string, logged = detail): void {
+  /** The client reads only "backend <name> is unavailable"; `logged` (default: `detail`) and the address go into the session's close reason. */
+  private failConnect(target: { readonly name: string; readonly address: string }, detail: string, logged = detail): void {
     this.edge.metrics.backendErrors.inc({ kind: 'connect' });
-    this.client.end(errorReply(RedisEdgeErrors.backendConnect(address, detail)));
-    this.close(`backend connect failed: ${logged}`);
+    this.client.end(errorReply(RedisEdgeErrors.backendConnect(target.name, `${target.address}: ${detail}`)));
+    this.close(`backend connect failed: ${target.name} (${target.address}): ${logged}`);
   }
 
   private refuse(err: unknown, reason: string): void {

@@ -143,14 +143,14 @@ export class BackendLink implements Flushable {
         onData: (chunk) => this.received(chunk, 0, chunk.length),
       });
     } catch (err) {
-      queueMicrotask(() => this.close(RedisEdgeErrors.backendConnect(this.endpoint.address, TLS_FILES_UNREADABLE), `tls files: ${errorMessage(err)}`));
+      queueMicrotask(() => this.close(RedisEdgeErrors.backendConnect(this.endpoint.name, `${this.endpoint.address}: ${TLS_FILES_UNREADABLE}`), `tls files: ${errorMessage(err)}`));
       return;
     }
     const socket = dialed.socket;
     this.socket = socket;
     this.secure = dialed.secure;
     socket.setTimeout(this.options.connectTimeoutMs);
-    socket.once('timeout', () => this.close(RedisEdgeErrors.backendConnect(this.endpoint.address, 'timed out'), 'connect timeout'));
+    socket.once('timeout', () => this.close(RedisEdgeErrors.backendConnect(this.endpoint.name, `${this.endpoint.address}: timed out`), 'connect timeout'));
     socket.once(dialed.readyEvent, () => this.connected());
     socket.on('error', (err) => this.lost(err));
     socket.once('close', () => this.lost(undefined));
@@ -177,7 +177,7 @@ export class BackendLink implements Flushable {
   private lost(err: Error | undefined): void {
     if (this.closeError) return;
     const detail = err ? errorMessage(err) : 'closed by the server';
-    const error = this.machine.is('connecting') ? RedisEdgeErrors.backendConnect(this.endpoint.address, detail) : RedisEdgeErrors.backendLost(this.endpoint.address, detail);
+    const error = this.machine.is('connecting') ? RedisEdgeErrors.backendConnect(this.endpoint.name, `${this.endpoint.address}: ${detail}`) : RedisEdgeErrors.backendLost(this.endpoint.address, detail);
     this.close(error, detail);
   }
 
