@@ -1,7 +1,9 @@
 // The reply cache in the dispatcher: GET and MGET (up to 64 keys) answered from the cache at their
-// sequence, or sent fill-armed behind CLIENT CACHING YES (a cross-slot MGET per slot part); every write invalidates its keys at
+// sequence, or sent fill-armed behind CLIENT CACHING YES on the master's fill connection (only by a
+// session with nothing else in flight; a cross-slot MGET per slot part); every write invalidates its keys at
 // dispatch (a write whose keys are not known flushes), so a session always reads its own writes.
 import type { CommandBatch } from '@dbproxy/resp';
+import type { BackendLink } from '../io/backend-link';
 import { SendFlag } from '../io/reply-sink';
 import { CommandFlag } from '../command/command-flags';
 import type { CommandSpec } from '../command/command-table';
@@ -9,9 +11,9 @@ import { commandType, countCommand } from '../command/counting';
 import type { EndpointRoute } from '../command/link-directory';
 import type { CommandSession } from '../command/session';
 import { MAX_CACHED_KEYS } from './admission';
-import { FillSink, OPT_IN_PART } from './fill-sink';
+import { CACHING_YES, FillSink, mayFillApart, OPT_IN_PART } from './fill-sink';
 import { partialMget } from './partial-mget';
-import { CACHING_YES, type ReplyCache } from './reply-cache';
+import type { ReplyCache } from './reply-cache';
 import type { FillTicket } from './reply-store';
 
 /** Whether `spec` may change keys: writes, and scripts not flagged read-only. */
@@ -87,14 +89,14 @@ function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i:
     return true;
   }
   counters.misses++;
-  if (cache.fillsPaused || !cache.admission.admit(1)) return false;
+  if (cache.fillsPaused || !mayFillApart(s) || !cache.admission.admit(1)) return false;
   const route = routeOf(s, batch, i, spec);
   if (route === undefined) return false;
-  const link = s.linkFor(route);
-  if (!cache.prepareFill(link, route)) return false;
+  const fillLink = cache.fillLink(route);
+  if (fillLink === undefined) return false;
   const ticket = cache.store.arm(key);
   if (ticket === undefined) return false;
-  sendArmed(s, new FillSink(cache, s, link, [ticket], false), route, batch, i, spec);
+  sendArmed(s, cache, fillLink, [ticket], false, route, batch, i, spec);
   return true;
 }
 
@@ -117,26 +119,31 @@ function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i
     return true;
   }
   counters.misses++;
-  const fill = !cache.fillsPaused && cache.admission.admit(n);
+  const fill = !cache.fillsPaused && mayFillApart(s) && cache.admission.admit(n);
   const route = routeOf(s, batch, i, spec);
   // Keys over several slots: the cached ones are served, the slot parts with misses fetched.
   if (route === undefined) return !s.edge.routes.single && partialMget(s, cache, batch, i, spec, keys, frames, fill);
   if (!fill) return false;
-  const link = s.linkFor(route);
-  if (!cache.prepareFill(link, route)) return false;
+  const fillLink = cache.fillLink(route);
+  if (fillLink === undefined) return false;
   const tickets: (FillTicket | undefined)[] = keys.map((key) => cache.store.arm(key));
   if (tickets.every((t) => t === undefined)) return false;
-  sendArmed(s, new FillSink(cache, s, link, tickets, true), route, batch, i, spec);
+  sendArmed(s, cache, fillLink, tickets, true, route, batch, i, spec);
   return true;
 }
 
-/** CLIENT CACHING YES, then the command, on the link the sink was made for (what toRoute does, with the opt-in). */
-function sendArmed(s: CommandSession, sink: FillSink, route: EndpointRoute, batch: CommandBatch, i: number, spec: CommandSpec): void {
+/**
+ * CLIENT CACHING YES, then the command, on the master's fill connection (what toRoute does, with the
+ * opt-in); the session dispatches nothing more until its reply has left, so no later command of it
+ * can run before the fill on the server.
+ */
+function sendArmed(s: CommandSession, cache: ReplyCache, fillLink: BackendLink, tickets: readonly (FillTicket | undefined)[], mget: boolean, route: EndpointRoute, batch: CommandBatch, i: number, spec: CommandSpec): void {
   countCommand(route, spec);
   if (s.spans !== undefined) s.spans.sending(route.endpoint, s.state.db);
   const seq = s.ring.reserve();
   s.ring.time(seq, s.edge.metrics.latency.series(s.listener, commandType(spec), route.endpoint.name).statement);
-  sink.link.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
-  sink.link.send(sink, seq, -1, s.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
+  const sink = new FillSink(cache.store, cache.fillLinks, s, fillLink, tickets, mget);
+  fillLink.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
+  fillLink.send(sink, seq, -1, s.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
+  s.holdUntilDrained();
 }
-

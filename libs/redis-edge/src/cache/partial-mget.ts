@@ -1,5 +1,6 @@
 // A cross-slot (or cross-shard) MGET that the cache answers in part: the cached keys form one part
-// already in, only the slot parts with missing keys are fetched (fill-armed when admitted), and the
+// already in, only the slot parts with missing keys are fetched (fill-armed when admitted: on each
+// master's fill connection, the session holding later commands until the reply left), and the
 // fan-out merges every part in key order at the command's sequence.
 import { encodeCommand, type CommandBatch } from '@dbproxy/resp';
 import { SendFlag } from '../io/reply-sink';
@@ -10,8 +11,8 @@ import type { EndpointRoute } from '../command/link-directory';
 import { MERGE_NAMES, multiKeyMerge } from '../command/merge';
 import { UNMAPPED } from '../command/route-table';
 import type { CommandSession } from '../command/session';
-import { FillSink, OPT_IN_PART } from './fill-sink';
-import { CACHING_YES, type ReplyCache } from './reply-cache';
+import { CACHING_YES, FillSink, OPT_IN_PART } from './fill-sink';
+import type { ReplyCache } from './reply-cache';
 import type { FillTicket } from './reply-store';
 
 const MGET = Buffer.from('MGET');
@@ -57,15 +58,19 @@ export function partialMget(s: CommandSession, cache: ReplyCache, batch: Command
     fanout.deliver(seq, 0, part, 0, part.length);
   }
   const flags = routes.cluster ? SendFlag.Redirectable : 0;
+  let armed = false;
   (targets as EndpointRoute[]).forEach((route, g) => {
     const frame = encodeCommand([MGET, ...members[g].map((k) => batch.argToBuffer(i, k + 1))]);
     countCommand(route, spec);
-    const link = s.linkFor(route);
-    const tickets = fill && cache.prepareFill(link, route) ? members[g].map((k) => cache.store.arm(keys[k])) : [];
-    if (tickets.every((t) => t === undefined)) return link.send(fanout, seq, g + first, flags, 0, frame, 0, frame.length);
-    const sink = new FillSink(cache, fanout, link, tickets as (FillTicket | undefined)[], true);
-    link.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
-    link.send(sink, seq, g + first, flags, 0, frame, 0, frame.length);
+    const fillLink = fill ? cache.fillLink(route) : undefined;
+    const tickets = fillLink !== undefined ? members[g].map((k) => cache.store.arm(keys[k])) : [];
+    if (fillLink === undefined || tickets.every((t) => t === undefined)) return s.linkFor(route).send(fanout, seq, g + first, flags, 0, frame, 0, frame.length);
+    armed = true;
+    const sink = new FillSink(cache.store, cache.fillLinks, fanout, fillLink, tickets as (FillTicket | undefined)[], true);
+    fillLink.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
+    fillLink.send(sink, seq, g + first, flags, 0, frame, 0, frame.length);
   });
+  // A part on a fill connection: nothing later of the session may run on the server before it.
+  if (armed) s.holdUntilDrained();
   return true;
 }
