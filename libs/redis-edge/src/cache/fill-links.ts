@@ -3,7 +3,9 @@
 // command (its reply answers the client too), so the shared connections never have tracking
 // enabled. A tracker with a new id replaces the master's fill connection; a refused CLIENT TRACKING
 // retires it and pauses that master's fills for a while. A retired connection is closed once the
-// replies it owes are in (they still answer their clients; their fills are dropped).
+// replies it owes are in (they still answer their clients; their fills are dropped). Losing a fill
+// connection flushes the cache: the server forgets what a closed connection tracked, so the keys
+// filled through it would get no invalidation any more.
 import { encodeCommand } from '@dbproxy/resp';
 import { RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
@@ -49,6 +51,8 @@ export class FillLinks {
   constructor(
     private readonly directory: LinkDirectory,
     private readonly warn: (message: string) => void,
+    /** A fill connection in use was lost: what it tracked is forgotten by the server. */
+    private readonly lost: () => void,
   ) {}
 
   /** The fill connection to `endpoint` with tracking redirected to `id` (opened or replaced as needed); undefined while paused. */
@@ -58,6 +62,14 @@ export class FillLinks {
     if (this.pausedUntil.size > 0 && (this.pausedUntil.get(endpoint.key) ?? 0) > Date.now()) return undefined;
     if (have !== undefined) this.retire(have.link, 'fill connection replaced');
     const link = this.directory.open(endpoint, DEFAULT_STATE);
+    const untrack = link.onClosed;
+    link.onClosed = (closed, err) => {
+      untrack?.(closed, err);
+      // Not retired on purpose (a retired one's fills were flushed or never tracked).
+      if (this.links.get(endpoint.key)?.link !== closed) return;
+      this.links.delete(endpoint.key);
+      this.lost();
+    };
     const frame = encodeCommand(['CLIENT', 'TRACKING', 'ON', 'REDIRECT', id, 'OPTIN']);
     link.send(new TrackingOnReply(this, link), 0, -1, 0, 0, frame, 0, frame.length);
     this.links.set(endpoint.key, { link, endpoint, id });

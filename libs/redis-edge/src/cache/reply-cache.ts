@@ -23,7 +23,11 @@ export class ReplyCache {
     private readonly logger: Logger,
   ) {
     this.store = new ReplyStore(settings.maxBytes, settings.maxAgeMs);
-    this.fillLinks = new FillLinks(links, (message) => this.logger.warn(message));
+    this.fillLinks = new FillLinks(
+      links,
+      (message) => this.logger.warn(message),
+      () => this.store.flush('fill_link_lost'),
+    );
     this.trackers = new TrackerSet(links, {
       invalidate: (keys) => this.serverInvalidated(keys),
       flush: (reason) => this.store.flush(reason),

@@ -23,8 +23,8 @@ export class FillTicket {
   ) {}
 }
 
-export type FlushReason = 'tracker_lost' | 'master_set' | 'server_flush' | 'write' | 'disabled';
-export const FLUSH_REASONS: readonly FlushReason[] = ['tracker_lost', 'master_set', 'server_flush', 'write', 'disabled'];
+export type FlushReason = 'tracker_lost' | 'fill_link_lost' | 'master_set' | 'server_flush' | 'write' | 'disabled';
+export const FLUSH_REASONS: readonly FlushReason[] = ['tracker_lost', 'fill_link_lost', 'master_set', 'server_flush', 'write', 'disabled'];
 
 export class CacheCounters {
   hits = 0;
