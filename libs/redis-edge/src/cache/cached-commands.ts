@@ -12,6 +12,7 @@ import type { EndpointRoute } from '../command/link-directory';
 import type { CommandSession } from '../command/session';
 import { MAX_CACHED_KEYS } from './admission';
 import { CACHING_YES, FillSink, mayFillApart, OPT_IN_PART } from './fill-sink';
+import { bucketOfBytes } from './key-filter';
 import { partialMget } from './partial-mget';
 import type { ReplyCache } from './reply-cache';
 import type { FillTicket } from './reply-store';
@@ -63,6 +64,13 @@ function keyAt(batch: CommandBatch, i: number, k: number): string {
   return batch.source(i).toString('latin1', off, off + batch.length(i, k));
 }
 
+/** Keys 1..n of command `i` as cache keys. */
+function keysOf(batch: CommandBatch, i: number, n: number): string[] {
+  const keys: string[] = new Array<string>(n);
+  for (let k = 0; k < n; k++) keys[k] = keyAt(batch, i, k + 1);
+  return keys;
+}
+
 /** The route of the command's keys; undefined when they span groups or map nowhere (dispatch reports that). */
 function routeOf(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): EndpointRoute | undefined {
   if (s.edge.routes.single) return s.homeRoute();
@@ -78,10 +86,17 @@ function routeOf(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
   return group >= 0 ? s.routeOfGroup(group) : undefined;
 }
 
+/** The cached reply of key `k` of command `i`, without making a string of the key when its bucket holds none. */
+function lookupAt(cache: ReplyCache, batch: CommandBatch, i: number, k: number, forMget: boolean): Buffer | undefined {
+  const off = batch.offset(i, k);
+  const src = batch.source(i);
+  if (!cache.store.filter.mayHold(bucketOfBytes(src, off, off + batch.length(i, k)))) return undefined;
+  return cache.store.lookup(src.toString('latin1', off, off + batch.length(i, k)), forMget);
+}
+
 function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec): boolean {
-  const key = keyAt(batch, i, 1);
   const counters = cache.store.counters;
-  const hit = cache.store.lookup(key, false);
+  const hit = lookupAt(cache, batch, i, 1, false);
   cache.admission.record(1, hit !== undefined);
   if (hit !== undefined) {
     counters.hits++;
@@ -94,7 +109,7 @@ function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i:
   if (route === undefined) return false;
   const fillLink = cache.fillLink(route);
   if (fillLink === undefined) return false;
-  const ticket = cache.store.arm(key);
+  const ticket = cache.store.arm(keyAt(batch, i, 1));
   if (ticket === undefined) return false;
   sendArmed(s, cache, fillLink, [ticket], false, route, batch, i, spec);
   return true;
@@ -102,12 +117,10 @@ function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i:
 
 function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec): boolean {
   const n = batch.argCount[i] - 1;
-  const keys: string[] = new Array<string>(n);
   const frames: (Buffer | undefined)[] = new Array<Buffer | undefined>(n);
   let found = 0;
   for (let k = 0; k < n; k++) {
-    keys[k] = keyAt(batch, i, k + 1);
-    frames[k] = cache.store.lookup(keys[k], true);
+    frames[k] = lookupAt(cache, batch, i, k + 1, true);
     if (frames[k] !== undefined) found++;
   }
   const hit = found === n;
@@ -122,8 +135,9 @@ function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i
   const fill = !cache.fillsPaused && mayFillApart(s) && cache.admission.admit(n);
   const route = routeOf(s, batch, i, spec);
   // Keys over several slots: the cached ones are served, the slot parts with misses fetched.
-  if (route === undefined) return !s.edge.routes.single && partialMget(s, cache, batch, i, spec, keys, frames, fill);
+  if (route === undefined) return !s.edge.routes.single && (fill || found > 0) && partialMget(s, cache, batch, i, spec, keysOf(batch, i, n), frames, fill);
   if (!fill) return false;
+  const keys = keysOf(batch, i, n);
   const fillLink = cache.fillLink(route);
   if (fillLink === undefined) return false;
   const tickets: (FillTicket | undefined)[] = keys.map((key) => cache.store.arm(key));
