@@ -154,10 +154,11 @@ function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i
 function sendArmed(s: CommandSession, cache: ReplyCache, fillLink: BackendLink, tickets: readonly (FillTicket | undefined)[], mget: boolean, route: EndpointRoute, batch: CommandBatch, i: number, spec: CommandSpec): void {
   countCommand(route, spec);
   if (s.spans !== undefined) s.spans.sending(route.endpoint, s.state.db);
+  // Held before sending: a reply (or failure) that came at once would lift the hold.
+  s.holdUntilDrained();
   const seq = s.ring.reserve();
   s.ring.time(seq, s.edge.metrics.latency.series(s.listener, commandType(spec), route.endpoint.name).statement);
   const sink = new FillSink(cache.store, cache.fillLinks, s, fillLink, tickets, mget);
   fillLink.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
   fillLink.send(sink, seq, -1, s.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
-  s.holdUntilDrained();
 }

@@ -46,6 +46,10 @@ export function partialMget(s: CommandSession, cache: ReplyCache, batch: Command
   if (cached.length === 0 && !fill) return false;
   const targets = groups.map((g) => s.routeOfGroup(g));
   if (targets.some((t) => t === undefined)) return false;
+  // A part may go on a fill connection: nothing later of the session may run on the server before
+  // it, so the session holds until this reply has left (held before anything is sent, so a reply that
+  // came at once lifts it).
+  if (fill) s.holdUntilDrained();
   const merge = multiKeyMerge(spec);
   // Part 0 is the cached keys (when any); then one part per group with misses.
   const first = cached.length > 0 ? 1 : 0;
@@ -58,19 +62,15 @@ export function partialMget(s: CommandSession, cache: ReplyCache, batch: Command
     fanout.deliver(seq, 0, part, 0, part.length);
   }
   const flags = routes.cluster ? SendFlag.Redirectable : 0;
-  let armed = false;
   (targets as EndpointRoute[]).forEach((route, g) => {
     const frame = encodeCommand([MGET, ...members[g].map((k) => batch.argToBuffer(i, k + 1))]);
     countCommand(route, spec);
     const fillLink = fill ? cache.fillLink(route) : undefined;
     const tickets = fillLink !== undefined ? members[g].map((k) => cache.store.arm(keys[k])) : [];
     if (fillLink === undefined || tickets.every((t) => t === undefined)) return s.linkFor(route).send(fanout, seq, g + first, flags, 0, frame, 0, frame.length);
-    armed = true;
     const sink = new FillSink(cache.store, cache.fillLinks, fanout, fillLink, tickets as (FillTicket | undefined)[], true);
     fillLink.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
     fillLink.send(sink, seq, g + first, flags, 0, frame, 0, frame.length);
   });
-  // A part on a fill connection: nothing later of the session may run on the server before it.
-  if (armed) s.holdUntilDrained();
   return true;
 }
