@@ -3,7 +3,8 @@
 // writes: a fill is sent only when none of the session's commands is in flight (its SET held on the
 // shared connection by CLIENT PAUSE WRITE cannot be overtaken by the GET behind it), and the session
 // holds its later commands until the fill's reply left (a SET behind a fill cannot run first while
-// the fill connection is still opening). Losing the fill connection flushes the cache (the server
+// the fill connection is still opening); no fill goes on the fill connection while a write of any
+// session is still in flight on the master's shared connection. Losing the fill connection flushes the cache (the server
 // forgets what that connection tracked).
 import { Redis } from 'ioredis';
 import { startRedis, waitFor, type ReplicatedServers, type RedisServer } from '@dbproxy/testing';
@@ -93,6 +94,26 @@ describe('reply cache fill connection', () => {
     const replies = await client.pipeline().set(key, 'v2').get(key).exec();
     expect(replies?.map(([err, v]) => err ?? v)).toEqual(['OK', 'v2']);
     expect(await client.get(key)).toBe('v2');
+  });
+
+  it("a GET does not fill on the fill connection while another session's write is in flight: it reads that write", async () => {
+    const key = `${prefix}fence`;
+    await direct.set(key, 'v1');
+    await cachedThroughEdge(key);
+    const writer = edge.client();
+    try {
+      await writer.ping();
+      // The server holds writes: the writer's SET waits on the shared connection (invalidated at dispatch).
+      await direct.call('CLIENT', 'PAUSE', '400', 'WRITE');
+      const written = writer.set(key, 'v2');
+      await waitFor(async () => (await edge.metric('dbproxy_redis_cache_invalidations_total')) > 0, { timeoutMs: 2_000, description: 'the SET dispatched' });
+      // Not a fill that could run before the SET: this GET goes behind it and reads it.
+      expect(await client.get(key)).toBe('v2');
+      expect(await written).toBe('OK');
+      expect(await writer.get(key)).toBe('v2');
+    } finally {
+      writer.disconnect();
+    }
   });
 
   it('a SET pipelined behind a fill waits for it: the GET reads the value before the SET', async () => {

@@ -39,6 +39,7 @@ export function writtenKeys(s: CommandSession, batch: CommandBatch, i: number, s
 
 /** Invalidates a write's keys now (null: flushes). */
 export function invalidateWrite(cache: ReplyCache, keys: readonly string[] | null): void {
+  cache.fenceWrites();
   if (keys === null) return cache.flush('write');
   for (const key of keys) cache.store.invalidate(key);
 }
@@ -107,7 +108,7 @@ function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i:
   if (cache.fillsPaused || !mayFillApart(s) || !cache.admission.admit(1)) return false;
   const route = routeOf(s, batch, i, spec);
   if (route === undefined) return false;
-  const fillLink = cache.fillLink(route);
+  const fillLink = cache.writesSettled(route) ? cache.fillLink(route) : undefined;
   if (fillLink === undefined) return false;
   const ticket = cache.store.arm(keyAt(batch, i, 1));
   if (ticket === undefined) return false;

@@ -65,7 +65,7 @@ export function partialMget(s: CommandSession, cache: ReplyCache, batch: Command
   (targets as EndpointRoute[]).forEach((route, g) => {
     const frame = encodeCommand([MGET, ...members[g].map((k) => batch.argToBuffer(i, k + 1))]);
     countCommand(route, spec);
-    const fillLink = fill ? cache.fillLink(route) : undefined;
+    const fillLink = fill && cache.writesSettled(route) ? cache.fillLink(route) : undefined;
     const tickets = fillLink !== undefined ? members[g].map((k) => cache.store.arm(keys[k])) : [];
     if (fillLink === undefined || tickets.every((t) => t === undefined)) return s.linkFor(route).send(fanout, seq, g + first, flags, 0, frame, 0, frame.length);
     const sink = new FillSink(cache.store, cache.fillLinks, fanout, fillLink, tickets as (FillTicket | undefined)[], true);

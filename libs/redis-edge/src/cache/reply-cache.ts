@@ -14,6 +14,14 @@ export class ReplyCache {
   readonly admission = new FillAdmission();
   private readonly trackers: TrackerSet;
   readonly fillLinks: FillLinks;
+  /** The masters' routes in force (their shared connections carry the writes that fences wait for). */
+  private primaries: readonly EndpointRoute[] = [];
+  /**
+   * Per master, its shared connection at the last write and the count of commands that connection must
+   * have had answered before a fill to the master may go on the fill connection: every write dispatched
+   * so far (a fill there could run before one still queued).
+   */
+  private readonly fences = new WeakMap<EndpointRoute, { link: BackendLink | undefined; count: number }>();
   /** Fills wait until every master is tracked. */
   private fillsAllowed = false;
 
@@ -44,6 +52,7 @@ export class ReplyCache {
 
   /** The master set of the routes in force. */
   syncMasters(primaries: readonly EndpointRoute[]): void {
+    this.primaries = primaries;
     this.trackers.sync(primaries);
     this.fillLinks.keepOnly(new Set(primaries.map((r) => r.endpoint.key)));
     this.fillsAllowed = this.trackers.allReady;
@@ -65,6 +74,36 @@ export class ReplyCache {
     if (!this.fillsAllowed) return undefined;
     const id = this.trackers.idFor(route.endpoint.key);
     return id === 0 ? undefined : this.fillLinks.get(route.endpoint, id);
+  }
+
+  /**
+   * A write is being dispatched (or an EXEC with writes): a fill may go on a fill connection only once
+   * every command queued so far on the masters' shared connections, this write included, was answered.
+   */
+  fenceWrites(): void {
+    for (const route of this.primaries) {
+      let fence = this.fences.get(route);
+      if (fence === undefined) {
+        fence = { link: undefined, count: 0 };
+        this.fences.set(route, fence);
+      }
+      fence.link = route.shared;
+      fence.count = route.shared === undefined ? 0 : route.shared.fifo.pushed + 1;
+    }
+  }
+
+  /** No write dispatched before now is still in flight on `route`'s shared connection. */
+  writesSettled(route: EndpointRoute): boolean {
+    const fence = this.fences.get(route);
+    if (fence === undefined) return true;
+    const link = route.shared;
+    if (link === undefined) return true;
+    if (link === fence.link) return link.fifo.shifted >= fence.count;
+    // The connection changed since the write (opened by it, or replaced): settled once nothing is in flight on it.
+    if (link.fifo.length !== 0) return false;
+    fence.link = link;
+    fence.count = 0;
+    return true;
   }
 
   flush(reason: FlushReason): void {
