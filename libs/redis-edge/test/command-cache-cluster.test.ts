@@ -1,5 +1,5 @@
 // The reply cache over a 3-master Redis Cluster: one tracker per master, fills on each master's
-// shared connection, invalidations from every master, and a cross-slot MGET answered from the cache
+// fill connection, invalidations from every master, and a cross-slot MGET answered from the cache
 // once every key hits, or in part: only the slot parts with missing keys are fetched, and filled.
 import { Cluster } from 'ioredis';
 import { startRedisCluster, waitFor, type RedisCluster } from '@dbproxy/testing';

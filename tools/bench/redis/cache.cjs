@@ -5,9 +5,10 @@
 // [redis.cache], in one run. Prints ops/s, p50/p99, the proxy's CPU µs per GET (the steadier figure on a shared machine),
 // the cache's hits/misses/fills from the edge's /metrics, and the ratios. Never run by `npm test`.
 //
-// Usage: node tools/bench/redis/cache.cjs [--requests 200000] [--rounds 3] [--quick] [--keys hot|uniform]
+// Usage: node tools/bench/redis/cache.cjs [--requests 200000] [--rounds 3] [--quick] [--keys hot|uniform] [--baseline DIR]
 // Starts its own Redis (libs/testing, from dist/) and runs the proxy as `./bin/dbproxy start topology
 // redis-edge` (build first: npm run build). Targets are interleaved per round and the best run kept.
+// --baseline DIR adds a cached edge run from another built checkout (DIR/bin/dbproxy): before/after in one run.
 'use strict';
 const { spawn } = require('node:child_process');
 const { mkdtempSync, writeFileSync, rmSync } = require('node:fs');
@@ -15,7 +16,7 @@ const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['requests', 'rounds', 'keys'], flags: ['quick'] });
+checkOptions(__filename, { values: ['requests', 'rounds', 'keys', 'baseline'], flags: ['quick'] });
 
 const { startRedis, freePort } = require(join(ROOT, 'dist', 'libs', 'testing', 'src', 'index.js'));
 
@@ -50,7 +51,7 @@ async function startTwemproxy(dir, redisPort) {
   return { port, pid: proc.child.pid };
 }
 
-async function startEdge(dir, name, redisToml) {
+async function startEdge(dir, name, redisToml, root = ROOT) {
   const [port, roPort, admin] = [await freePort(), await freePort(), await freePort()];
   const conf = join(dir, `${name}.toml`);
   writeFileSync(
@@ -59,7 +60,7 @@ async function startEdge(dir, name, redisToml) {
       `[mysql]\nenabled = false\n[postgres]\nenabled = false\n` +
       `[redis]\nenabled = true\nmode = "command"\nread_write_listen = "127.0.0.1:${port}"\nread_only_listen = "127.0.0.1:${roPort}"\n${redisToml}\n`,
   );
-  const proc = run(process.execPath, [join(ROOT, 'bin', 'dbproxy'), 'start', 'topology', 'redis-edge', '--config', conf], { cwd: ROOT });
+  const proc = run(process.execPath, [join(root, 'bin', 'dbproxy'), 'start', 'topology', 'redis-edge', '--config', conf], { cwd: root });
   await waitReady(admin).catch((err) => {
     throw new Error(`${err.message}\n${proc.output()}`);
   });
@@ -131,6 +132,8 @@ async function main() {
       { name: 'redis-edge command', ...plain },
       { name: 'redis-edge command+cache', ...cached, cached: true },
     ];
+    const baselineDir = opt('baseline', undefined);
+    if (baselineDir) targets.push({ name: 'baseline command+cache', ...(await startEdge(dir, 'baseline', `[redis.cache]\nenabled = true\n${backend}`, baselineDir)), cached: true });
     console.log(`redis-benchmark GET -c ${CLIENTS} -n ${REQUESTS}, best of ${ROUNDS} interleaved round(s); load average ${loadAverage()}`);
     const results = new Map();
     for (let round = 0; round < ROUNDS; round++) {

@@ -43,7 +43,7 @@ export function registerCacheMetrics(metrics: MetricsRegistry, source: CacheMetr
   simple('dbproxy_redis_cache_hits_refetched_total', 'Strict hits whose key was invalidated (or whose tracker was lost) while they waited for the tracking barrier, read from the backend instead', 'refetches');
   const flushes = metrics.counter({
     name: 'dbproxy_redis_cache_flushes_total',
-    help: 'Whole-cache flushes by reason: tracker_lost, master_set, server_flush (null invalidation), write (keys unknown), disabled',
+    help: 'Whole-cache flushes by reason: tracker_lost, fill_link_lost (the keys it tracked lost their invalidations), master_set, server_flush (null invalidation), write (keys unknown), disabled',
     labelNames: ['reason'],
     collect(this: Counter<'reason'>) {
       const c = source.counters();

@@ -1,9 +1,11 @@
 // The reply cache in the dispatcher: GET and MGET (up to 64 keys) answered from the cache at their
-// sequence, or sent fill-armed behind CLIENT CACHING YES (a cross-slot MGET per slot part); every write invalidates its keys at
+// sequence, or sent fill-armed behind CLIENT CACHING YES on the master's fill connection (only by a
+// session with nothing else in flight; a cross-slot MGET per slot part); every write invalidates its keys at
 // dispatch (a write whose keys are not known flushes), so a session always reads its own writes.
 // Strict hits wait for their tracker barrier (hit-barrier.ts); while any waits, the session's later
 // commands other than hits wait until its replies are out, and a hit waits for earlier non-hits.
 import type { CommandBatch } from '@dbproxy/resp';
+import type { BackendLink } from '../io/backend-link';
 import { SendFlag } from '../io/reply-sink';
 import { CommandFlag } from '../command/command-flags';
 import type { CommandSpec } from '../command/command-table';
@@ -11,10 +13,11 @@ import { commandType, countCommand } from '../command/counting';
 import type { EndpointRoute } from '../command/link-directory';
 import type { CommandSession } from '../command/session';
 import { MAX_CACHED_KEYS } from './admission';
-import { FillSink, OPT_IN_PART } from './fill-sink';
+import { CACHING_YES, FillSink, mayFillApart, OPT_IN_PART } from './fill-sink';
 import { deferHit } from './hit-barrier';
+import { bucketOfBytes } from './key-filter';
 import { partialMget } from './partial-mget';
-import { CACHING_YES, type ReplyCache } from './reply-cache';
+import type { ReplyCache } from './reply-cache';
 import type { CacheCounters, FillTicket } from './reply-store';
 
 /** Whether `spec` may change keys: writes, and scripts not flagged read-only. */
@@ -39,6 +42,7 @@ export function writtenKeys(s: CommandSession, batch: CommandBatch, i: number, s
 
 /** Invalidates a write's keys now (null: flushes). */
 export function invalidateWrite(cache: ReplyCache, keys: readonly string[] | null): void {
+  cache.fenceWrites();
   if (keys === null) return cache.flush('write');
   for (const key of keys) cache.store.invalidate(key);
 }
@@ -83,6 +87,13 @@ function keyAt(batch: CommandBatch, i: number, k: number): string {
   return batch.source(i).toString('latin1', off, off + batch.length(i, k));
 }
 
+/** Keys 1..n of command `i` as cache keys. */
+function keysOf(batch: CommandBatch, i: number, n: number): string[] {
+  const keys: string[] = new Array<string>(n);
+  for (let k = 0; k < n; k++) keys[k] = keyAt(batch, i, k + 1);
+  return keys;
+}
+
 /** The route of the command's keys; undefined when they span groups or map nowhere (dispatch reports that). */
 function routeOf(s: CommandSession, batch: CommandBatch, i: number, spec: CommandSpec): EndpointRoute | undefined {
   if (s.edge.routes.single) return s.homeRoute();
@@ -98,39 +109,44 @@ function routeOf(s: CommandSession, batch: CommandBatch, i: number, spec: Comman
   return group >= 0 ? s.routeOfGroup(group) : undefined;
 }
 
+/** The cached reply of key `k` of command `i`, without making a string of the key when its bucket holds none. */
+function lookupAt(cache: ReplyCache, batch: CommandBatch, i: number, k: number, forMget: boolean): Buffer | undefined {
+  const off = batch.offset(i, k);
+  const src = batch.source(i);
+  if (!cache.store.filter.mayHold(bucketOfBytes(src, off, off + batch.length(i, k)))) return undefined;
+  return cache.store.lookup(src.toString('latin1', off, off + batch.length(i, k)), forMget);
+}
+
 function cachedGet(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec): boolean {
-  const key = keyAt(batch, i, 1);
   const counters = cache.store.counters;
-  const hit = cache.store.lookup(key, false);
+  const hit = lookupAt(cache, batch, i, 1, false);
   if (s.hitsWaiting > 0 && (hit === undefined || s.ring.outstanding !== s.hitsWaiting)) return waitForReplies(s);
   cache.admission.record(1, hit !== undefined);
   if (hit !== undefined && cache.strict && s.ring.outstanding !== s.hitsWaiting) return behindServerReads(counters);
   if (hit !== undefined) {
-    if (cache.strict) return deferHit(s, cache, batch, i, spec, [key], undefined, false);
+    if (cache.strict) return deferHit(s, cache, batch, i, spec, [keyAt(batch, i, 1)], undefined, false);
     counters.hits++;
     s.reply(hit);
     return true;
   }
   counters.misses++;
-  if (cache.fillsPaused || !cache.admission.admit(1)) return false;
+  if (cache.fillsPaused || !mayFillApart(s) || !cache.admission.admit(1)) return false;
   const route = routeOf(s, batch, i, spec);
   if (route === undefined) return false;
-  const link = s.linkFor(route);
-  if (!cache.prepareFill(link, route)) return false;
-  const ticket = cache.store.arm(key);
+  const fillLink = cache.writesSettled(route) ? cache.fillLink(route) : undefined;
+  if (fillLink === undefined) return false;
+  const ticket = cache.store.arm(keyAt(batch, i, 1));
   if (ticket === undefined) return false;
-  sendArmed(s, new FillSink(cache, s, link, [ticket], false), route, batch, i, spec);
+  sendArmed(s, cache, fillLink, [ticket], false, route, batch, i, spec);
   return true;
 }
 
 function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i: number, spec: CommandSpec): boolean {
   const n = batch.argCount[i] - 1;
-  const keys: string[] = new Array<string>(n);
   const frames: (Buffer | undefined)[] = new Array<Buffer | undefined>(n);
   let found = 0;
   for (let k = 0; k < n; k++) {
-    keys[k] = keyAt(batch, i, k + 1);
-    frames[k] = cache.store.lookup(keys[k], true);
+    frames[k] = lookupAt(cache, batch, i, k + 1, true);
     if (frames[k] !== undefined) found++;
   }
   const hit = found === n;
@@ -140,36 +156,44 @@ function cachedMget(s: CommandSession, cache: ReplyCache, batch: CommandBatch, i
   const counters = cache.store.counters;
   if (found > 0 && cache.strict && s.ring.outstanding !== s.hitsWaiting) return behindServerReads(counters);
   if (hit) {
-    if (cache.strict) return deferHit(s, cache, batch, i, spec, keys, frames.map(() => true), false);
+    if (cache.strict) return deferHit(s, cache, batch, i, spec, keysOf(batch, i, n), frames.map(() => true), false);
     counters.hits++;
     s.reply(Buffer.concat([Buffer.from(`*${n}\r\n`), ...(frames as Buffer[])]));
     return true;
   }
   counters.misses++;
-  const fill = !cache.fillsPaused && cache.admission.admit(n);
+  const fill = !cache.fillsPaused && mayFillApart(s) && cache.admission.admit(n);
   const route = routeOf(s, batch, i, spec);
-  // Keys over several slots: the cached ones are served (strict: after their barriers), the slot parts with misses fetched.
+  // Keys over several slots: the cached ones are served (strict: after their barriers), the slot parts
+  // with misses fetched.
   if (route === undefined) {
-    if (s.edge.routes.single) return false;
-    if (cache.strict && found > 0) return deferHit(s, cache, batch, i, spec, keys, frames.map((f) => f !== undefined), fill);
-    return partialMget(s, cache, spec, keys, frames, fill);
+    if (s.edge.routes.single || (!fill && found === 0)) return false;
+    if (cache.strict && found > 0) return deferHit(s, cache, batch, i, spec, keysOf(batch, i, n), frames.map((f) => f !== undefined), fill);
+    return partialMget(s, cache, spec, keysOf(batch, i, n), frames, fill);
   }
   if (!fill) return false;
-  const link = s.linkFor(route);
-  if (!cache.prepareFill(link, route)) return false;
-  const tickets: (FillTicket | undefined)[] = keys.map((key) => cache.store.arm(key));
+  const fillLink = cache.writesSettled(route) ? cache.fillLink(route) : undefined;
+  if (fillLink === undefined) return false;
+  const tickets: (FillTicket | undefined)[] = keysOf(batch, i, n).map((key) => cache.store.arm(key));
   if (tickets.every((t) => t === undefined)) return false;
-  sendArmed(s, new FillSink(cache, s, link, tickets, true), route, batch, i, spec);
+  sendArmed(s, cache, fillLink, tickets, true, route, batch, i, spec);
   return true;
 }
 
-/** CLIENT CACHING YES, then the command, on the link the sink was made for (what toRoute does, with the opt-in). */
-function sendArmed(s: CommandSession, sink: FillSink, route: EndpointRoute, batch: CommandBatch, i: number, spec: CommandSpec): void {
+/**
+ * CLIENT CACHING YES, then the command, on the master's fill connection (what toRoute does, with the
+ * opt-in); the session dispatches nothing more until its reply has left, so no later command of it
+ * can run before the fill on the server.
+ */
+function sendArmed(s: CommandSession, cache: ReplyCache, fillLink: BackendLink, tickets: readonly (FillTicket | undefined)[], mget: boolean, route: EndpointRoute, batch: CommandBatch, i: number, spec: CommandSpec): void {
   countCommand(route, spec);
   if (s.spans !== undefined) s.spans.sending(route.endpoint, s.state.db);
+  // Held before sending: a reply (or failure) that came at once would lift the hold.
+  s.holdUntilDrained();
   const seq = s.ring.reserve();
   s.ring.time(seq, s.edge.metrics.latency.series(s.listener, commandType(spec), route.endpoint.name).statement);
-  sink.link.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
-  sink.link.send(sink, seq, -1, s.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
+  const sink = new FillSink(cache.store, cache.fillLinks, s, fillLink, tickets, mget);
+  fillLink.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
+  fillLink.send(sink, seq, -1, s.edge.routes.cluster ? SendFlag.Redirectable : 0, 0, batch.buffer, batch.frameStart[i], batch.frameEnd[i]);
 }
 

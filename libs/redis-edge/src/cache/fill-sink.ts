@@ -1,23 +1,34 @@
-// The owner of a fill-armed GET/MGET's replies: CLIENT CACHING YES's reply (a refusal poisons the
-// fill), then the command's reply, stored under the fill tickets and passed on to the session (or to
-// the fan-out of a cross-slot MGET part).
-import { aggregateElements, ReplyScanner, type Redirect } from '@dbproxy/resp';
+// The owner of a fill-armed GET/MGET's replies on the master's fill connection: CLIENT CACHING YES's
+// reply (a refusal poisons the fill and stops fills there for a while), then the command's reply,
+// stored under the fill tickets and passed on to the session (or to the fan-out of a cross-slot MGET part).
+import { aggregateElements, encodeCommand, ReplyScanner, type Redirect } from '@dbproxy/resp';
 import type { BackendLink } from '../io/backend-link';
 import type { ReplySink, SentFrame } from '../io/reply-sink';
-import type { ReplyCache } from './reply-cache';
-import type { FillTicket } from './reply-store';
+import type { FillLinks } from './fill-links';
+import type { FillTicket, ReplyStore } from './reply-store';
 
-/** The part number CLIENT CACHING YES is sent with (the command itself is part -1). */
+export const CACHING_YES = encodeCommand(['CLIENT', 'CACHING', 'YES']);
+/** The part number CLIENT CACHING YES is sent with (the command keeps its own part). */
 export const OPT_IN_PART = -7;
 const MINUS = 0x2d;
 const DOLLAR = 0x24;
 const elementScanner = new ReplyScanner({});
 
+/**
+ * Whether `s` may send a fill on a fill connection now: only when none of its earlier commands is
+ * still in flight (a fill cannot overtake the session's own write on the shared connection).
+ */
+export function mayFillApart(s: { readonly ring: { readonly outstanding: number } }): boolean {
+  return s.ring.outstanding === 0;
+}
+
 export class FillSink implements ReplySink {
   constructor(
-    private readonly cache: ReplyCache,
+    private readonly store: ReplyStore,
+    private readonly links: FillLinks,
     /** Where the command's reply goes: the session, or a fan-out (part of a cross-slot MGET). */
     private readonly session: ReplySink,
+    /** The master's fill connection. */
     readonly link: BackendLink,
     /** GET: one ticket; MGET: one per key position (undefined where another fill is in flight). */
     private readonly tickets: readonly (FillTicket | undefined)[],
@@ -28,11 +39,11 @@ export class FillSink implements ReplySink {
     if (part === OPT_IN_PART) {
       if (buf[start] === MINUS) {
         this.abandon();
-        this.cache.trackingRefused(this.link, buf.toString('utf8', start + 1, Math.min(end - 2, start + 200)));
+        this.links.refused(this.link, buf.toString('utf8', start + 1, Math.min(end - 2, start + 200)));
       }
       return;
     }
-    this.store(buf, start, end);
+    this.keep(buf, start, end);
     this.session.deliver(seq, part, buf, start, end);
   }
 
@@ -42,13 +53,13 @@ export class FillSink implements ReplySink {
   }
 
   redirect(seq: number, part: number, redirect: Redirect, frame: SentFrame, flags: number, via: BackendLink): boolean {
-    // Redirect retries carry no opt-in and never fill.
+    // Redirect retries go on the shared connections, carry no opt-in and never fill.
     this.abandon();
     return this.session.redirect(seq, part, redirect, frame, flags, via);
   }
 
-  private store(buf: Buffer, start: number, end: number): void {
-    const store = this.cache.store;
+  private keep(buf: Buffer, start: number, end: number): void {
+    const store = this.store;
     const now = Date.now();
     if (!this.mget) {
       const ticket = this.tickets[0] as FillTicket;
@@ -74,6 +85,6 @@ export class FillSink implements ReplySink {
   }
 
   private abandon(): void {
-    for (const t of this.tickets) if (t !== undefined) this.cache.store.abandon(t);
+    for (const t of this.tickets) if (t !== undefined) this.store.abandon(t);
   }
 }

@@ -33,7 +33,7 @@ class DeferredHit implements BarrierWaiter {
     private readonly keys: readonly string[],
     /** MGET: the keys cached at dispatch (the ones behind a barrier); the others are read from the server. */
     private readonly cached: readonly boolean[] | undefined,
-    /** A partial MGET's missing keys are fetched fill-armed. */
+    /** A partial MGET's missing keys are fetched fill-armed (admitted at dispatch). */
     private readonly fill: boolean,
   ) {}
 
@@ -81,7 +81,9 @@ class DeferredHit implements BarrierWaiter {
     }
     if (this.cached.some((c, k) => c && frames[k] === undefined)) store.counters.refetches++;
     s.hitsRefetching = true;
-    mgetAt(s, this.cache, this.spec, this.keys, frames, this.fill && !this.lost, this.seq);
+    // Fill-armed only when this read is all the session has in flight (fills go on a connection of
+    // their own and must not overtake anything of the session).
+    mgetAt(s, this.cache, this.spec, this.keys, frames, this.fill && !this.lost && s.ring.outstanding === 1, this.seq);
   }
 }
 

@@ -1,5 +1,6 @@
 // A cross-slot (or cross-shard) MGET that the cache answers in part: the cached keys form one part
-// already in, only the slot parts with missing keys are fetched (fill-armed when admitted), and the
+// already in, only the slot parts with missing keys are fetched (fill-armed when admitted: on each
+// master's fill connection, the session holding later commands until the reply left), and the
 // fan-out merges every part in key order at the command's sequence. A strict hit whose barrier found
 // keys gone (hit-barrier.ts) is answered the same way at the sequence it reserved.
 import { encodeCommand } from '@dbproxy/resp';
@@ -12,8 +13,8 @@ import type { EndpointRoute } from '../command/link-directory';
 import { MERGE_NAMES, multiKeyMerge } from '../command/merge';
 import { UNMAPPED } from '../command/route-table';
 import type { CommandSession } from '../command/session';
-import { FillSink, OPT_IN_PART } from './fill-sink';
-import { CACHING_YES, type ReplyCache } from './reply-cache';
+import { CACHING_YES, FillSink, OPT_IN_PART } from './fill-sink';
+import type { ReplyCache } from './reply-cache';
 import type { FillTicket } from './reply-store';
 
 const MGET = Buffer.from('MGET');
@@ -68,16 +69,24 @@ export function partialMget(s: CommandSession, cache: ReplyCache, spec: CommandS
   const parts = partsOf(s, keys, frames);
   // Nothing cached and no fill admitted: the dispatcher's split does the same without the cache.
   if (parts instanceof Error || (parts.cached.length === 0 && !fill)) return false;
+  // A part may go on a fill connection: nothing later of the session may run on the server before
+  // it, so the session holds until this reply has left (held before anything is sent, so a reply that
+  // came at once lifts it).
+  if (fill) s.holdUntilDrained();
   const seq = s.ring.reserve();
   s.ring.time(seq, s.edge.metrics.latency.series(s.listener, commandType(spec), SEVERAL_BACKENDS).statement);
   sendParts(s, cache, spec, keys, frames, fill, seq, parts);
   return true;
 }
 
-/** The same at a sequence reserved already (a strict hit after its barrier); errors are answered there. */
+/**
+ * The same at a sequence reserved already (a strict hit after its barrier; `fill` only when that read
+ * is all the session has in flight). Errors are answered at the sequence.
+ */
 export function mgetAt(s: CommandSession, cache: ReplyCache, spec: CommandSpec, keys: readonly string[], frames: readonly (Buffer | undefined)[], fill: boolean, seq: number): void {
   const parts = partsOf(s, keys, frames);
   if (parts instanceof Error) return s.complete(seq, errorReply(parts));
+  if (fill) s.holdUntilDrained();
   sendParts(s, cache, spec, keys, frames, fill, seq, parts);
 }
 
@@ -97,11 +106,11 @@ function sendParts(s: CommandSession, cache: ReplyCache, spec: CommandSpec, keys
   targets.forEach((route, g) => {
     const frame = encodeCommand([MGET, ...members[g].map((k) => bytes[k])]);
     countCommand(route, spec);
-    const link = s.linkFor(route);
-    const tickets = fill && cache.prepareFill(link, route) ? members[g].map((k) => cache.store.arm(keys[k])) : [];
-    if (tickets.every((t) => t === undefined)) return link.send(fanout, seq, g + first, flags, 0, frame, 0, frame.length);
-    const sink = new FillSink(cache, fanout, link, tickets as (FillTicket | undefined)[], true);
-    link.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
-    link.send(sink, seq, g + first, flags, 0, frame, 0, frame.length);
+    const fillLink = fill && cache.writesSettled(route) ? cache.fillLink(route) : undefined;
+    const tickets = fillLink !== undefined ? members[g].map((k) => cache.store.arm(keys[k])) : [];
+    if (fillLink === undefined || tickets.every((t) => t === undefined)) return s.linkFor(route).send(fanout, seq, g + first, flags, 0, frame, 0, frame.length);
+    const sink = new FillSink(cache.store, cache.fillLinks, fanout, fillLink, tickets as (FillTicket | undefined)[], true);
+    fillLink.send(sink, seq, OPT_IN_PART, 0, 0, CACHING_YES, 0, CACHING_YES.length);
+    fillLink.send(sink, seq, g + first, flags, 0, frame, 0, frame.length);
   });
 }

@@ -1,42 +1,28 @@
 // The reply cache of one process (spec 002 "reply-cache"): the store, fill admission, the trackers
-// per master, and which redirect id each shared backend connection has enabled tracking with.
-import { encodeCommand } from '@dbproxy/resp';
+// per master, and the fill connections (one per master, the only ones with tracking enabled).
 import type { Logger } from '@dbproxy/observability';
 import type { BackendLink } from '../io/backend-link';
-import type { ReplySink } from '../io/reply-sink';
 import type { TickFlusher } from '../io/tick-flusher';
 import type { EndpointRoute, LinkDirectory } from '../command/link-directory';
 import { FillAdmission } from './admission';
 import type { CacheSettings } from './cache-settings';
+import { FillLinks } from './fill-links';
 import { ReplyStore, type FlushReason } from './reply-store';
 import { TrackerSet, type BarrierWaiter } from './trackers';
-
-export const CACHING_YES = encodeCommand(['CLIENT', 'CACHING', 'YES']);
-
-/** The reply to CLIENT TRACKING ON on a shared connection: a refusal makes the connection send it again before its next fill. */
-class TrackingOnReply implements ReplySink {
-  constructor(
-    private readonly cache: ReplyCache,
-    private readonly link: BackendLink,
-  ) {}
-
-  deliver(_seq: number, _part: number, buf: Buffer, start: number, end: number): void {
-    if (buf[start] === 0x2d) this.cache.trackingRefused(this.link, buf.toString('utf8', start + 1, Math.min(end - 2, start + 200)));
-  }
-
-  fail(): void {}
-
-  redirect(): boolean {
-    return false;
-  }
-}
 
 export class ReplyCache {
   readonly store: ReplyStore;
   readonly admission = new FillAdmission();
   private readonly trackers: TrackerSet;
-  /** The tracker id each shared connection redirects to (absent: tracking not enabled on it yet). */
-  private readonly redirects = new WeakMap<BackendLink, number>();
+  readonly fillLinks: FillLinks;
+  /** The masters' routes in force (their shared connections carry the writes that fences wait for). */
+  private primaries: readonly EndpointRoute[] = [];
+  /**
+   * Per master, its shared connection at the last write and the count of commands that connection must
+   * have had answered before a fill to the master may go on the fill connection: every write dispatched
+   * so far (a fill there could run before one still queued).
+   */
+  private readonly fences = new WeakMap<EndpointRoute, { link: BackendLink | undefined; count: number }>();
   /** Fills wait until every master is tracked. */
   private fillsAllowed = false;
   /** consistency = "strict": a hit is served after its master's tracker barrier (hit-barrier.ts). */
@@ -52,6 +38,11 @@ export class ReplyCache {
     this.strict = settings.strict;
     this.barrierTimeoutMs = settings.barrierTimeoutMs;
     this.store = new ReplyStore(settings.maxBytes, settings.maxAgeMs);
+    this.fillLinks = new FillLinks(
+      links,
+      (message) => this.logger.warn(message),
+      () => this.store.flush('fill_link_lost'),
+    );
     this.trackers = new TrackerSet(links, {
       invalidate: (keys) => this.serverInvalidated(keys),
       flush: (reason) => this.store.flush(reason),
@@ -75,7 +66,9 @@ export class ReplyCache {
 
   /** The master set of the routes in force. */
   syncMasters(primaries: readonly EndpointRoute[]): void {
+    this.primaries = primaries;
     this.trackers.sync(primaries);
+    this.fillLinks.keepOnly(new Set(primaries.map((r) => r.endpoint.key)));
     this.fillsAllowed = this.trackers.allReady;
   }
 
@@ -88,24 +81,43 @@ export class ReplyCache {
   }
 
   /**
-   * Prepares `link` (a shared connection to `route`) for a fill: CLIENT TRACKING ON REDIRECT <id> OPTIN
-   * when it is not enabled there with the current tracker's id. False when the route's master is not tracked.
+   * The fill connection to `route`'s master (CLIENT TRACKING ON REDIRECT <its tracker's id> OPTIN,
+   * opened or replaced as needed); undefined when fills are paused or the master is not tracked.
    */
-  prepareFill(link: BackendLink, route: EndpointRoute): boolean {
-    if (!this.fillsAllowed) return false;
+  fillLink(route: EndpointRoute): BackendLink | undefined {
+    if (!this.fillsAllowed) return undefined;
     const id = this.trackers.idFor(route.endpoint.key);
-    if (id === 0) return false;
-    if (this.redirects.get(link) !== id) {
-      const frame = encodeCommand(['CLIENT', 'TRACKING', 'ON', 'REDIRECT', id, 'OPTIN']);
-      link.send(new TrackingOnReply(this, link), 0, -1, 0, 0, frame, 0, frame.length);
-      this.redirects.set(link, id);
-    }
-    return true;
+    return id === 0 ? undefined : this.fillLinks.get(route.endpoint, id);
   }
 
-  /** A shared connection refused CLIENT TRACKING ON (or the opt-in): it sends it again before its next fill. */
-  trackingRefused(link: BackendLink, message: string): void {
-    if (this.redirects.delete(link)) this.logger.warn(`redis reply cache: ${link.endpoint.address} refused client tracking: ${message}`);
+  /**
+   * A write is being dispatched (or an EXEC with writes): a fill may go on a fill connection only once
+   * every command queued so far on the masters' shared connections, this write included, was answered.
+   */
+  fenceWrites(): void {
+    for (const route of this.primaries) {
+      let fence = this.fences.get(route);
+      if (fence === undefined) {
+        fence = { link: undefined, count: 0 };
+        this.fences.set(route, fence);
+      }
+      fence.link = route.shared;
+      fence.count = route.shared === undefined ? 0 : route.shared.fifo.pushed + 1;
+    }
+  }
+
+  /** No write dispatched before now is still in flight on `route`'s shared connection. */
+  writesSettled(route: EndpointRoute): boolean {
+    const fence = this.fences.get(route);
+    if (fence === undefined) return true;
+    const link = route.shared;
+    if (link === undefined) return true;
+    if (link === fence.link) return link.fifo.shifted >= fence.count;
+    // The connection changed since the write (opened by it, or replaced): settled once nothing is in flight on it.
+    if (link.fifo.length !== 0) return false;
+    fence.link = link;
+    fence.count = 0;
+    return true;
   }
 
   flush(reason: FlushReason): void {
@@ -114,6 +126,7 @@ export class ReplyCache {
 
   stop(): void {
     this.trackers.stop();
+    this.fillLinks.closeAll();
     this.store.flush('disabled');
   }
 

@@ -2,6 +2,8 @@
 // budget (a lookup that finds an entry in the old generation moves it to the young one), with a
 // max-age backstop, and the fill tickets that make a fill racing an invalidation harmless.
 
+import { bucketOfKey, KeyFilter } from './key-filter';
+
 /** Bookkeeping bytes counted per entry beside its key and frame. */
 const ENTRY_OVERHEAD = 64;
 
@@ -11,6 +13,8 @@ interface Entry {
   /** A nil read by MGET: the key may hold a non-string (GET would answer WRONGTYPE), so only MGET may use it. */
   readonly mgetOnly: boolean;
   readonly bytes: number;
+  /** Its key's bucket in the store's KeyFilter. */
+  readonly bucket: number;
 }
 
 /** A fill armed by a miss: stored only if no invalidation or flush came between arming and the reply. */
@@ -23,8 +27,8 @@ export class FillTicket {
   ) {}
 }
 
-export type FlushReason = 'tracker_lost' | 'master_set' | 'server_flush' | 'write' | 'disabled';
-export const FLUSH_REASONS: readonly FlushReason[] = ['tracker_lost', 'master_set', 'server_flush', 'write', 'disabled'];
+export type FlushReason = 'tracker_lost' | 'fill_link_lost' | 'master_set' | 'server_flush' | 'write' | 'disabled';
+export const FLUSH_REASONS: readonly FlushReason[] = ['tracker_lost', 'fill_link_lost', 'master_set', 'server_flush', 'write', 'disabled'];
 
 export class CacheCounters {
   hits = 0;
@@ -45,6 +49,8 @@ export class ReplyStore {
   private oldBytes = 0;
   private readonly tickets = new Map<string, FillTicket>();
   private flushCount = 0;
+  /** Buckets of the keys in both generations (key-filter.ts): a lookup of a key in an empty bucket makes no string. */
+  readonly filter = new KeyFilter();
   readonly counters = new CacheCounters();
 
   constructor(
@@ -77,11 +83,13 @@ export class ReplyStore {
       if (entry === undefined) return undefined;
       this.old.delete(key);
       this.oldBytes -= entry.bytes;
+      this.filter.removed(entry.bucket);
       if ((now ?? Date.now()) - entry.at > this.maxAgeMs) return undefined;
       this.put(key, entry);
     } else if ((now ?? Date.now()) - entry.at > this.maxAgeMs) {
       this.young.delete(key);
       this.youngBytes -= entry.bytes;
+      this.filter.removed(entry.bucket);
       return undefined;
     }
     return entry.mgetOnly && !forMget ? undefined : entry.frame;
@@ -105,7 +113,7 @@ export class ReplyStore {
     const frame = Buffer.allocUnsafe(end - start);
     buf.copy(frame, 0, start, end);
     this.remove(ticket.key);
-    this.put(ticket.key, { frame, at: now, mgetOnly, bytes: frame.length + ticket.key.length + ENTRY_OVERHEAD });
+    this.put(ticket.key, { frame, at: now, mgetOnly, bytes: frame.length + ticket.key.length + ENTRY_OVERHEAD, bucket: bucketOfKey(ticket.key) });
     this.counters.fills++;
   }
 
@@ -134,6 +142,7 @@ export class ReplyStore {
     this.old = new Map();
     this.youngBytes = 0;
     this.oldBytes = 0;
+    this.filter.clear();
     this.counters.flushes.set(reason, (this.counters.flushes.get(reason) ?? 0) + 1);
   }
 
@@ -142,10 +151,12 @@ export class ReplyStore {
     if (this.youngBytes + entry.bytes > this.maxBytes / 2) this.flip();
     this.young.set(key, entry);
     this.youngBytes += entry.bytes;
+    this.filter.added(entry.bucket);
   }
 
   /** The young generation becomes the old one; the old one is dropped. */
   private flip(): void {
+    for (const dropped of this.old.values()) this.filter.removed(dropped.bucket);
     this.old = this.young;
     this.oldBytes = this.youngBytes;
     this.young = new Map();
@@ -157,10 +168,12 @@ export class ReplyStore {
     if (young !== undefined) {
       this.young.delete(key);
       this.youngBytes -= young.bytes;
+      this.filter.removed(young.bucket);
       const old = this.old.get(key);
       if (old !== undefined) {
         this.old.delete(key);
         this.oldBytes -= old.bytes;
+        this.filter.removed(old.bucket);
       }
       return true;
     }
@@ -168,6 +181,7 @@ export class ReplyStore {
     if (old === undefined) return false;
     this.old.delete(key);
     this.oldBytes -= old.bytes;
+    this.filter.removed(old.bucket);
     return true;
   }
 }

@@ -8,6 +8,9 @@ export class LinkFifo {
   private capacity = 64;
   private head = 0;
   private size = 0;
+  /** Commands queued and replies taken since the connection opened (the reply cache's write fences). */
+  pushed = 0;
+  shifted = 0;
   owners: (ReplySink | undefined)[] = new Array<ReplySink | undefined>(64).fill(undefined);
   seqs = new Int32Array(64);
   parts = new Int32Array(64);
@@ -33,6 +36,7 @@ export class LinkFifo {
     this.starts[i] = start;
     this.ends[i] = end;
     this.size++;
+    this.pushed++;
   }
 
   /** Index of the oldest entry (read its fields, then call shift()). */
@@ -46,6 +50,7 @@ export class LinkFifo {
     this.bufs[i] = EMPTY;
     this.head = (i + 1) & (this.capacity - 1);
     this.size--;
+    this.shifted++;
   }
 
   /** Removes every entry, calling `each` on the index of each, oldest first. */
