@@ -184,7 +184,7 @@ function metric(text, name, labels) {
 /** Statements run and statements pipelined so far (the admin's /metrics). */
 async function pipelineCounts(admin) {
   const text = await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text();
-  return { queries: metric(text, 'dbproxy_mysql_queries_total', {}), pipelined: metric(text, 'dbproxy_mysql_pipelined_queries_total', {}), waits: metric(text, 'dbproxy_mysql_pool_waits_total', {}) };
+  return { queries: metric(text, 'dbproxy_mysql_queries_total', {}), pipelined: metric(text, 'dbproxy_mysql_pipelined_queries_total', {}), waits: metric(text, 'dbproxy_mysql_pool_waits_total', {}), returned: metric(text, 'dbproxy_mysql_pool_resets_total', {}) };
 }
 
 function replicaExecutes(db) {
@@ -309,7 +309,8 @@ async function main() {
               const now = await pipelineCounts(t.admin);
               const share = (100 * (now.pipelined - counted.pipelined)) / Math.max(1, now.queries - counted.queries);
               const waited = (100 * (now.waits - counted.waits)) / Math.max(1, now.queries - counted.queries);
-              console.log(`  ${t.name} ${threads} threads: ${fmt(share, 1)} % of statements pipelined, ${fmt(waited, 1)} % waited for a pooled connection`);
+              const returned = (100 * (now.returned - counted.returned)) / Math.max(1, now.queries - counted.queries);
+              console.log(`  ${t.name} ${threads} threads: ${fmt(share, 1)} % of statements pipelined, ${fmt(waited, 1)} % waited for a pooled connection, ${fmt(returned, 1)} % returned their connection to the pool`);
             }
             if (cpu) {
               const now = chainCpu(t.pid, dbPids);
