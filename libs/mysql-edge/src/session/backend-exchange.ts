@@ -608,7 +608,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const edge = this.owner.edge;
     if (lease === null || conn === null || lease.reserved || conn.dirty || conn.interrupted || !conn.alive || edge.draining || !ParkedLeases.mayPark(lease)) return false;
     const pool = lease.pool;
-    if (!pool.isOpen || pool.pressure() >= 1 || conn.age() > pool.options.maxLifetimeMs) return false;
+    if (!pool.isOpen || conn.age() > pool.options.maxLifetimeMs || !ParkedLeases.roomToPark(pool)) return false;
     conn.detach(this, 'parked');
     this.parkedPool = pool;
     this.parkedAt = edge.clock.now;
