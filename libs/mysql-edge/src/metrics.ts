@@ -9,7 +9,7 @@ import type { TransitionCount } from './state-machine';
 
 export type QueryRole = 'primary' | 'replica';
 
-interface QueryCell {
+export interface QueryCell {
   count: number;
 }
 
@@ -20,12 +20,17 @@ export class QueryCounters {
   waits = 0;
 
   count(route: string, role: QueryRole, backend: string): void {
+    this.cell(route, role, backend).count++;
+  }
+
+  /** The counter of one (route, role, backend), made on first use and kept: a caller may hold it and bump `count` itself. */
+  cell(route: string, role: QueryRole, backend: string): QueryCell {
     const byBackend = this.cells[role];
     let byRoute = byBackend.get(backend);
     if (byRoute === undefined) byBackend.set(backend, (byRoute = new Map()));
-    const cell = byRoute.get(route);
-    if (cell === undefined) byRoute.set(route, { count: 1 });
-    else cell.count++;
+    let cell = byRoute.get(route);
+    if (cell === undefined) byRoute.set(route, (cell = { count: 0 }));
+    return cell;
   }
 
   *entries(): Generator<{ backend: string; route: string; role: QueryRole; count: number }> {

@@ -227,6 +227,11 @@ export class BackendPool<C> {
     return this.sizing.max;
   }
 
+  /** No sibling pool shares this pool's bound: nobody but this pool's own callers can be short of its connections. */
+  get sharesNoBound(): boolean {
+    return this.shared === undefined || this.shared.memberCount <= 1;
+  }
+
   /** (inUse + waiters) / capacity, without building a stats snapshot. */
   pressure(): number {
     return (this.roster.busy + this.waiters.length) / this.capacity;

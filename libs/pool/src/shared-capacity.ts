@@ -30,6 +30,11 @@ export class SharedCapacity {
     return this.bound;
   }
 
+  /** Pools sharing the bound. */
+  get memberCount(): number {
+    return this.members.size;
+  }
+
   /** A new bound (a new configuration epoch); connections over it close as they come back. */
   set limit(value: number) {
     if (!Number.isInteger(value) || value < 1) throw PoolErrors.invalidOptions(this.name, `the shared limit must be an integer >= 1, got ${value}`);

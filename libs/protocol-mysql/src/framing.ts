@@ -84,7 +84,8 @@ export class PacketFramer {
         off = this.fillHeader(chunk, off);
         continue;
       }
-      const length = chunk.readUIntLE(off, 3);
+      // the three length bytes read in place (readUIntLE dispatches and checks per call; 4 bytes are there)
+      const length = (chunk[off] as number) | ((chunk[off + 1] as number) << 8) | ((chunk[off + 2] as number) << 16);
       this.checkSize(length);
       if (chunk.length - off >= 4 + length) {
         const frame = chunk.subarray(off, off + 4 + length);

@@ -1,4 +1,8 @@
 // Public entry point of protocol-mysql: a pure MySQL/MariaDB wire codec, server and client side.
+// Named re-exports for what proxies read per packet or statement: compiled to CommonJS, `export *`
+// makes one shared getter (`m[k]`, a megamorphic keyed load per access), a named one its own getter.
+export { Capability, ServerStatus, hasFlag } from './capabilities';
+export { Command } from './commands';
 export * from './errors';
 export * from './capabilities';
 export * from './charsets';

@@ -175,7 +175,7 @@ function writeJson(file, rows, targets) {
 function metric(text, name, labels) {
   let total = 0;
   for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
@@ -184,7 +184,7 @@ function metric(text, name, labels) {
 /** Statements run and statements pipelined so far (the admin's /metrics). */
 async function pipelineCounts(admin) {
   const text = await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text();
-  return { queries: metric(text, 'dbproxy_mysql_queries_total', {}), pipelined: metric(text, 'dbproxy_mysql_pipelined_queries_total', {}) };
+  return { queries: metric(text, 'dbproxy_mysql_queries_total', {}), pipelined: metric(text, 'dbproxy_mysql_pipelined_queries_total', {}), waits: metric(text, 'dbproxy_mysql_pool_waits_total', {}), returned: metric(text, 'dbproxy_mysql_pool_resets_total', {}) };
 }
 
 function replicaExecutes(db) {
@@ -289,7 +289,7 @@ async function main() {
     if (PIPELINE_DEPTH > 1) piped = await startEdge(dir, db, pipedNats?.url, `pipeline_depth = ${PIPELINE_DEPTH}\n`, PIPELINE_POOL);
     const proxied = [
       { name: 'haproxy', port: haproxyPort, user: 'root', password: '', pid: haproxy.pid },
-      { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret', pid: edge.child.pid },
+      { name: 'mysql-edge', port: edge.port, user: 'bench', password: 'bench-secret', pid: edge.child.pid, ...(DEFAULTS ? { admin: edge.admin } : {}) },
       ...(piped ? [{ name: pipedName, port: piped.port, user: 'bench', password: 'bench-secret', pid: piped.child.pid, admin: piped.admin }] : []),
     ];
     const targets = POINT_SELECT && !args.includes('--direct') ? proxied : [direct, ...proxied];
@@ -308,7 +308,9 @@ async function main() {
             if (counted) {
               const now = await pipelineCounts(t.admin);
               const share = (100 * (now.pipelined - counted.pipelined)) / Math.max(1, now.queries - counted.queries);
-              console.log(`  ${t.name} ${threads} threads: ${fmt(share, 1)} % of statements pipelined`);
+              const waited = (100 * (now.waits - counted.waits)) / Math.max(1, now.queries - counted.queries);
+              const returned = (100 * (now.returned - counted.returned)) / Math.max(1, now.queries - counted.queries);
+              console.log(`  ${t.name} ${threads} threads: ${fmt(share, 1)} % of statements pipelined, ${fmt(waited, 1)} % waited for a pooled connection, ${fmt(returned, 1)} % returned their connection to the pool`);
             }
             if (cpu) {
               const now = chainCpu(t.pid, dbPids);

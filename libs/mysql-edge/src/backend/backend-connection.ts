@@ -127,11 +127,16 @@ export class BackendConnection {
   private readonly modes: Mode[] = [];
   private readonly tags: number[] = [];
   private readonly sinks: ResponseSink[] = [];
+  // The outstanding entries are [head, tail) of those arrays; both go back to 0 when it empties (the
+  // arrays keep their storage: truncating them, a runtime call each, cost more than the statement).
   private head = 0;
+  private tail = 0;
   private begun = false;
   private readonly doneTags: number[] = [];
   private readonly doneSummaries: ResponseSummary[] = [];
   private readonly doneSinks: ResponseSink[] = [];
+  /** Responses ended in the chunk being read: [0, doneCount) of the three arrays above. */
+  private doneCount = 0;
   private lastSeq = -1;
   /** Client statement id written into a forwarded COM_STMT_PREPARE response (-1: none). */
   rewriteStatementId = -1;
@@ -178,7 +183,7 @@ export class BackendConnection {
   }
 
   get outstanding(): number {
-    return this.commands.length - this.head;
+    return this.tail - this.head;
   }
 
   /** A session borrows the connection (again: no change); it is busy until the last holder detaches. */
@@ -192,8 +197,10 @@ export class BackendConnection {
 
   /** `sink` is done with it (its responses ended or were abandoned). */
   detach(sink: ResponseSink, reason: string): void {
-    const at = this.holders.indexOf(sink);
-    if (at >= 0) this.holders.splice(at, 1);
+    const holders = this.holders;
+    const at = holders.indexOf(sink);
+    if (at === holders.length - 1) holders.pop();
+    else if (at >= 0) holders.splice(at, 1);
     if (this.state !== 'busy' || this.holders.length > 0) return;
     this.options.states.move(this.id, 'busy', 'ready', reason);
     this.state = 'ready';
@@ -206,12 +213,13 @@ export class BackendConnection {
    * response is forwarded: the forwarded packets are renumbered when the two differ.
    */
   expect(command: number, mode: Mode, tag: number, sink: ResponseSink, lastSeq = 0, clientLastSeq = lastSeq): void {
-    this.commands.push(command);
-    this.commandSeqs.push(lastSeq);
-    this.seqShifts.push((clientLastSeq - lastSeq) & 0xff);
-    this.modes.push(mode);
-    this.tags.push(tag);
-    this.sinks.push(sink);
+    const at = this.tail++;
+    this.commands[at] = command;
+    this.commandSeqs[at] = lastSeq;
+    this.seqShifts[at] = (clientLastSeq - lastSeq) & 0xff;
+    this.modes[at] = mode;
+    this.tags[at] = tag;
+    this.sinks[at] = sink;
   }
 
   /**
@@ -219,18 +227,18 @@ export class BackendConnection {
    * share the connection: they are read and dropped so the responses behind them still reach theirs.
    */
   abandon(sink: ResponseSink): void {
-    for (let i = this.head; i < this.sinks.length; i++) {
+    for (let i = this.head; i < this.tail; i++) {
       if (this.sinks[i] !== sink) continue;
       this.sinks[i] = DISCARD;
       this.modes[i] = Mode.Swallow;
     }
-    if (this.head < this.sinks.length && this.sinks[this.head] === DISCARD) this.lastSeq = -1;
+    if (this.head < this.tail && this.sinks[this.head] === DISCARD) this.lastSeq = -1;
     this.detach(sink, 'abandoned');
   }
 
   /** Sequence id of the last packet forwarded to `sink` in the response being read (-1: none). */
   lastSeqOf(sink: ResponseSink): number {
-    return this.head < this.sinks.length && this.sinks[this.head] === sink ? this.lastSeq : -1;
+    return this.head < this.tail && this.sinks[this.head] === sink ? this.lastSeq : -1;
   }
 
   write(bytes: Buffer): void {
@@ -352,13 +360,14 @@ export class BackendConnection {
     if (this.failure) return;
     this.failure = err;
     const waiting: ResponseSink[] = [];
-    for (let i = this.head; i < this.sinks.length; i++) {
+    for (let i = this.head; i < this.tail; i++) {
       const sink = this.sinks[i] as ResponseSink;
       // a session that let go of the connection (timeout, client gone) is past its command
       if (this.holders.includes(sink) && !waiting.includes(sink)) waiting.push(sink);
     }
-    const headSink = this.head < this.sinks.length ? this.sinks[this.head] : null;
-    this.commands.length = this.commandSeqs.length = this.seqShifts.length = this.modes.length = this.tags.length = this.sinks.length = this.head = 0;
+    const headSink = this.head < this.tail ? this.sinks[this.head] : null;
+    this.sinks.fill(DISCARD, 0, this.tail);
+    this.head = this.tail = 0;
     this.close(err.code === 'DBP_ERR_MYSQLEDGE_BACKEND_LOST' ? 'lost' : 'failed');
     this.endResponses();
     for (const sink of waiting) {
@@ -381,17 +390,21 @@ export class BackendConnection {
       return;
     }
     this.flushOut();
-    if (this.doneTags.length > 0) this.endResponses();
+    if (this.doneCount > 0) this.endResponses();
   }
 
   /** Tells each session whose response ended in this chunk (after its bytes were handed over). */
   private endResponses(): void {
-    const done = this.doneTags.length;
+    const done = this.doneCount;
+    const sinks = this.doneSinks;
     for (let i = 0; i < done; i++) {
-      const sink = this.doneSinks[i] as ResponseSink;
-      if (this.holders.includes(sink)) sink.responseEnd(this.doneTags[i] as number, this.doneSummaries[i] as ResponseSummary);
+      const sink = sinks[i] as ResponseSink;
+      // no reference to a session kept between reads; DISCARD: delivered already, by a nested call
+      // (a session's responseEnd failed the connection, whose fail() delivers the rest)
+      sinks[i] = DISCARD;
+      if (sink !== DISCARD && this.holders.includes(sink)) sink.responseEnd(this.doneTags[i] as number, this.doneSummaries[i] as ResponseSummary);
     }
-    this.doneTags.length = this.doneSummaries.length = this.doneSinks.length = 0;
+    this.doneCount = 0;
   }
 
   /** Hands the forwarded bytes of this chunk over: the chunk itself when it was all forwarded. */
@@ -407,7 +420,7 @@ export class BackendConnection {
     const out = this.out;
     if (out.length === 0) return;
     this.outSink?.deliver(out);
-    out.length = 0;
+    while (out.length > 0) out.pop(); // not `length = 0`: a runtime call that drops the storage too
   }
 
   /** Forwards a packet: extends the run when it follows the last one in the same chunk (no allocation). */
@@ -441,7 +454,7 @@ export class BackendConnection {
 
   private handlePacket(packet: MysqlPacket): void {
     const head = this.head;
-    if (head >= this.commands.length) throw this.unsolicited(packet);
+    if (head >= this.tail) throw this.unsolicited(packet);
     const tracker = this.tracker;
     if (!this.begun) {
       tracker.begin(this.commands[head] as number, this.commandSeqs[head] as number);
@@ -460,16 +473,15 @@ export class BackendConnection {
       if (tracker.summary.limitExceeded !== null) throw MysqlEdgeErrors.resultTooLarge(this.options.maxResultBytes);
     } else if (step.role === 'local-infile') this.refuseLocalInfile(packet);
     if (!step.complete) return;
-    this.doneTags.push(this.tags[head] as number);
-    this.doneSummaries.push(tracker.summary);
-    this.doneSinks.push(this.sinks[head] as ResponseSink);
+    const done = this.doneCount++;
+    this.doneTags[done] = this.tags[head] as number;
+    this.doneSummaries[done] = tracker.summary;
+    this.doneSinks[done] = this.sinks[head] as ResponseSink;
+    this.sinks[head] = DISCARD;
     this.begun = false;
     this.lastSeq = -1;
     this.head = head + 1;
-    if (this.head === this.commands.length) {
-      this.commands.length = this.commandSeqs.length = this.seqShifts.length = this.modes.length = this.tags.length = this.sinks.length = 0;
-      this.head = 0;
-    }
+    if (this.head === this.tail) this.head = this.tail = 0;
   }
 
   /** A packet no command asked for: an ERR is the server's reason for closing (ER_CLIENT_INTERACTION_TIMEOUT, shutdown), kept for the holder. */

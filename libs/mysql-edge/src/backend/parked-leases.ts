@@ -31,6 +31,17 @@ export class ParkedLeases {
     return !lease.retiring;
   }
 
+  /**
+   * Whether `pool` can spare the connection a session parks: it is not full, or it is full (every
+   * connection lent: one per active session, e.g. 32 sysbench threads on the default pool of 32)
+   * but nobody waits for it and no sibling pool shares its bound. A full pool's sessions that find
+   * no idle connection take a parked one (steal), so parking there costs nobody a wait, while
+   * returning it made 40 % of such statements go back through the pool.
+   */
+  static roomToPark(pool: ConnectionPool): boolean {
+    return pool.pressure() < 1 || (pool.waiting === 0 && pool.sharesNoBound);
+  }
+
   private readonly byPool = new Map<ConnectionPool, Set<ParkedHolder>>();
 
   park(pool: ConnectionPool, holder: ParkedHolder): void {

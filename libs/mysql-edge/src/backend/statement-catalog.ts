@@ -78,6 +78,8 @@ export interface BackendStatement {
 export class BackendStatements implements StatementHost {
   private readonly byKey = new Map<string, BackendStatement>();
   readonly closing: number[] = [];
+  /** The last statement found (an execute looks its statement up two or three times): forgotten on any change. */
+  private last: BackendStatement | null = null;
 
   constructor(
     private readonly bound: number,
@@ -89,12 +91,17 @@ export class BackendStatements implements StatementHost {
   }
 
   get(entry: CatalogEntry): BackendStatement | undefined {
+    const last = this.last;
+    if (last !== null && last.entry === entry) return last;
     const found = this.byKey.get(entry.key);
-    return found !== undefined && found.entry === entry ? found : undefined;
+    if (found === undefined || found.entry !== entry) return undefined;
+    this.last = found;
+    return found;
   }
 
   add(entry: CatalogEntry, id: number, paramCount: number): BackendStatement {
     const statement: BackendStatement = { id, paramCount, entry, types: null };
+    this.last = null;
     const previous = this.byKey.get(entry.key);
     if (previous !== undefined) this.discard(previous);
     this.byKey.set(entry.key, statement);
@@ -110,6 +117,7 @@ export class BackendStatements implements StatementHost {
   }
 
   private discard(statement: BackendStatement): void {
+    this.last = null;
     this.byKey.delete(statement.entry.key);
     statement.entry.hosts.delete(this);
     if (!this.closeNow(statement.id)) this.closing.push(statement.id);
@@ -119,6 +127,7 @@ export class BackendStatements implements StatementHost {
   clear(): void {
     for (const statement of this.byKey.values()) statement.entry.hosts.delete(this);
     this.byKey.clear();
+    this.last = null;
     this.closing.length = 0;
   }
 }

@@ -25,6 +25,7 @@ import type { ResponseHold } from '../fanout/session-fanout';
 import { StatementTiming } from './statement-timing';
 import { onlyLastGtid, waitOutcome, waitQuery } from '../causal/causal-reads';
 import type { GtidPosition } from '../causal/gtid-position';
+import type { QueryCell } from '../metrics';
 
 export type CommandKind = 'query' | 'execute' | 'prepare' | 'field-list' | 'statistics' | 'init-db' | 'fetch' | 'stmt-reset';
 
@@ -116,6 +117,11 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   parkedAt = 0;
   private readonly pressureOf = (backend: string): number => this.owner.edge.pools.pressure(backend, this.owner.profile, this.owner.origin);
   private readonly timing: StatementTiming;
+  /** The query counter of the last (route, role, backend) this session counted in (see countQuery). */
+  private queryCell: QueryCell | null = null;
+  private queryLabel = '';
+  private queryBackend = '';
+  private queryRole: 'primary' | 'replica' = 'primary';
   /** The connection is the session's own (auth passthrough): never pooled, closed with the session. */
   private dedicated = false;
 
@@ -271,16 +277,19 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (schema === null && conn.schema !== null && conn.schema !== NEUTRAL_SCHEMA && !this.selectsSchema()) schema = NEUTRAL_SCHEMA;
     if (this.pin === null) conn.attach(this, 'lend');
     const label = this.pin !== null ? 'pinned' : this.fellBack ? 'fallback' : (this.plan as Plan).label;
-    owner.edge.queries.count(label, this.role, conn.backend);
+    this.countQuery(label, conn.backend);
     this.timing.sent(label, conn.backend);
     if (this.span !== null) {
       this.span.setAttribute('dbproxy.pool_wait_ms', this.lease?.waitMs ?? 0);
       backendCallStarts(this.span, conn, owner.epoch, label, this.role);
     }
     const parts = this.parts;
-    parts.length = 0;
-    for (const id of conn.statements.closing) parts.push(statementPacket(Command.StmtClose, id));
-    conn.statements.closing.length = 0;
+    while (parts.length > 0) parts.pop(); // not `length = 0`: a runtime call that drops the storage too
+    const closing = conn.statements.closing;
+    if (closing.length > 0) {
+      for (const id of closing) parts.push(statementPacket(Command.StmtClose, id));
+      closing.length = 0;
+    }
     this.pendingPreludes = 0;
     this.preludeError = null;
     if (schema !== null && conn.schema !== schema && this.kind !== 'init-db') {
@@ -311,6 +320,17 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     this.sendMain(conn);
   }
 
+  /** Counts the command in dbproxy_mysql_queries_total through the counter of the last (route, role, backend) when it is the same. */
+  private countQuery(label: string, backend: string): void {
+    if (this.queryCell === null || label !== this.queryLabel || backend !== this.queryBackend || this.role !== this.queryRole) {
+      this.queryCell = this.owner.edge.queries.cell(label, this.role, backend);
+      this.queryLabel = label;
+      this.queryBackend = backend;
+      this.queryRole = this.role;
+    }
+    this.queryCell.count++;
+  }
+
   /**
    * The default database the command needs on `conn`: the session's, except for an execute whose
    * statement must first be prepared there: MariaDB binds a statement to the database current when
@@ -330,8 +350,9 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
   }
 
   private flush(conn: BackendConnection): void {
-    conn.writev(this.parts);
-    this.parts.length = 0;
+    const parts = this.parts;
+    conn.writev(parts);
+    while (parts.length > 0) parts.pop();
   }
 
   private sendMain(conn: BackendConnection): void {
@@ -587,7 +608,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     const edge = this.owner.edge;
     if (lease === null || conn === null || lease.reserved || conn.dirty || conn.interrupted || !conn.alive || edge.draining || !ParkedLeases.mayPark(lease)) return false;
     const pool = lease.pool;
-    if (!pool.isOpen || pool.pressure() >= 1 || conn.age() > pool.options.maxLifetimeMs) return false;
+    if (!pool.isOpen || conn.age() > pool.options.maxLifetimeMs || !ParkedLeases.roomToPark(pool)) return false;
     conn.detach(this, 'parked');
     this.parkedPool = pool;
     this.parkedAt = edge.clock.now;

@@ -7,6 +7,10 @@ export class StatementTiming {
   private sentAt = 0;
   private waitedMs = 0;
   private series: ReturnType<EdgeLatency['series']> | null = null;
+  /** The series of the last (route, backend) sent to (histogram cells live as long as the edge). */
+  private lastSeries: ReturnType<EdgeLatency['series']> | null = null;
+  private lastRoute = '';
+  private lastBackend = '';
 
   constructor(
     private readonly latency: EdgeLatency,
@@ -28,7 +32,13 @@ export class StatementTiming {
   /** The command goes to `backend` by `route`. */
   sent(route: string, backend: string): void {
     this.sentAt = latencyClock();
-    const series = (this.series = this.latency.series(this.listener, route, backend));
+    // a session's commands mostly take the same route to the same backend: no map lookups then
+    if (route !== this.lastRoute || backend !== this.lastBackend || this.lastSeries === null) {
+      this.lastSeries = this.latency.series(this.listener, route, backend);
+      this.lastRoute = route;
+      this.lastBackend = backend;
+    }
+    const series = (this.series = this.lastSeries);
     series.poolWait.observe(this.waitedMs / 1000);
   }
 
