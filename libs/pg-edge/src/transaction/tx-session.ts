@@ -9,6 +9,7 @@ import {
   encodeBackendMessages,
   encodeFrontendMessages,
   FrontendCode as FrontendCodeExport,
+  typedFrameAt,
   type Frame,
 } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
@@ -138,6 +139,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   };
   private readonly backendSide: BackendConsumer = {
     onFrame: (frame) => (this.machine.is('running') ? this.relay.onFrame(frame) : this.whileHeldIdle(frame)),
+    onMessage: (code, buf, start, end) => (this.machine.is('running') ? this.relay.onMessage(code, buf, start, end) : this.whileHeldIdle(typedFrameAt(buf, start, end))),
     onChunkEnd: () => this.flushClient(),
     onLost: (err) => this.onBackendLost(err),
   };
