@@ -411,7 +411,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
     }
-    this.machine.transition(this.machine.state, 'running', `acquire ${name}`);
+    this.machine.transition(this.machine.state, 'running', this.acquireReason(name));
     const depth = pg.pipeline_depth;
     // a transaction BEGIN opened here goes to the connection first: it is held from now on
     const reserved = decision.reserved || this.sharded?.deferred.pending === true;
@@ -428,6 +428,18 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.cancelWhileWaiting = false;
     this.spans.waiting();
     this.acquireOn(name, { shard, role: decision.role, reserved, joinable, emit, synced, fromPlan });
+  }
+
+  private lastAcquired = '';
+  private lastAcquireReason = '';
+
+  /** The transition's reason, built once per backend name in a row (not once per unit). */
+  private acquireReason(name: string): string {
+    if (name !== this.lastAcquired) {
+      this.lastAcquired = name;
+      this.lastAcquireReason = `acquire ${name}`;
+    }
+    return this.lastAcquireReason;
   }
 
   /** Waits for a connection of `name`; a replica that cannot be connected to (nothing was sent) gives way to another backend. */
