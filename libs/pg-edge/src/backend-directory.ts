@@ -27,6 +27,8 @@ export interface BackendChoice {
   readonly fellBack: boolean;
 }
 
+const NO_CHOICE: BackendChoice = Object.freeze({ target: undefined, fellBack: false });
+
 export class BackendDirectory {
   private readonly selector: ReplicaSelector;
   private readonly byName: ReadonlyMap<string, BackendConfig>;
@@ -50,11 +52,36 @@ export class BackendDirectory {
 
   /** The shard's usable primary (healthy, not shunned), or undefined. */
   primary(shard: string): BackendTarget | undefined {
-    for (const state of this.topology().usable(shard, 'primary')) {
-      const target = this.targetOf(state, 'primary');
-      if (target) return target;
+    return this.primaryChoice(shard, this.topology(), false).target;
+  }
+
+  /** The view the cached choices below were made from: a new view (topology changed) empties them. */
+  private cachedView: TopologyView | undefined;
+  private readonly primaryChoices = new Map<string, BackendChoice>();
+  private readonly fallbackChoices = new Map<string, BackendChoice>();
+
+  /**
+   * The primary as a choice (`fellBack`: for a read without a usable replica), made once per
+   * topology view and shard: every unit of a primary-only shard asks for it.
+   */
+  private primaryChoice(shard: string, view: TopologyView, fellBack: boolean): BackendChoice {
+    if (view !== this.cachedView) {
+      this.cachedView = view;
+      this.primaryChoices.clear();
+      this.fallbackChoices.clear();
     }
-    return undefined;
+    const cache = fellBack ? this.fallbackChoices : this.primaryChoices;
+    let choice = cache.get(shard);
+    if (choice === undefined) {
+      let target: BackendTarget | undefined;
+      for (const state of view.usable(shard, 'primary')) {
+        target = this.targetOf(state, 'primary');
+        if (target) break;
+      }
+      choice = { target, fellBack };
+      if (cache.size < 1024) cache.set(shard, choice);
+    }
+    return choice;
   }
 
   /**
@@ -62,8 +89,9 @@ export class BackendDirectory {
    * With `prefer` (causal reads: replicas known to have replayed the session's commit), only those while any is usable.
    */
   replica(shard: string, load: BackendLoad, fallback: boolean, prefer?: (backend: string) => boolean): BackendChoice {
-    const usable = this.topology().usable(shard, 'replica');
-    if (usable.length === 0) return fallback ? { target: this.primary(shard), fellBack: true } : { target: undefined, fellBack: false };
+    const view = this.topology();
+    const usable = view.usable(shard, 'replica');
+    if (usable.length === 0) return fallback ? this.primaryChoice(shard, view, true) : NO_CHOICE;
     const candidates: ReplicaCandidate[] = [];
     const targets = new Map<string, BackendTarget>();
     for (const state of usable) {
@@ -76,8 +104,8 @@ export class BackendDirectory {
     const preferred = prefer !== undefined && candidates.length > 1 ? candidates.filter((c) => prefer(c.name)) : [];
     const name = preferred.length > 0 ? this.selector.pick(preferred) : candidates.length > 0 ? this.selector.pick(candidates) : undefined;
     if (name !== undefined) return { target: targets.get(name), fellBack: false };
-    if (!fallback) return { target: undefined, fellBack: false };
-    return { target: this.primary(shard), fellBack: true };
+    if (!fallback) return NO_CHOICE;
+    return this.primaryChoice(shard, view, true);
   }
 
   /** A connect to `name` failed before anything was sent: replica choices skip it for a while. */
@@ -96,7 +124,7 @@ export class BackendDirectory {
 
   /** The target for a role, or a typed error naming what is missing. */
   require(shard: string, role: 'primary' | 'replica', load: BackendLoad, fallback: boolean, prefer?: (backend: string) => boolean): BackendChoice {
-    const choice = role === 'primary' ? { target: this.primary(shard), fellBack: false } : this.replica(shard, load, fallback, prefer);
+    const choice = role === 'primary' ? this.primaryChoice(shard, this.topology(), false) : this.replica(shard, load, fallback, prefer);
     if (!choice.target) throw PgEdgeErrors.noBackend(role, shard);
     return choice;
   }

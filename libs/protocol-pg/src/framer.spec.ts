@@ -34,6 +34,23 @@ describe('PgFramer, typed phase', () => {
     expect(framer.buffered).toBe(0);
   });
 
+  it.each(chunkings(Buffer.concat([query, sync, dataRow])))('hands the same messages over as ranges (pushMessages) fed $label', ({ chunks }) => {
+    const framer = new PgFramer();
+    const out: { code: number; bytes: Buffer }[] = [];
+    for (const chunk of chunks) framer.pushMessages(chunk, (code, buf, start, end) => out.push({ code, bytes: Buffer.from(buf.subarray(start, end)) }));
+    expect(out.map((m) => m.code)).toEqual([0x51, 0x53, 0x44]);
+    expect(out.map((m) => m.bytes)).toEqual([query, sync, dataRow]);
+    expect(framer.buffered).toBe(0);
+  });
+
+  it('pushMessages refuses a bad length as push does, and keeps refusing', () => {
+    const framer = new PgFramer({ maxMessageSize: 64 });
+    const header = Buffer.concat([Buffer.from('D'), be.i32(1_000_000_000)]);
+    const err = errorOf(() => framer.pushMessages(header, () => undefined));
+    expect(codeOf(err)).toBe('DBP_ERR_PG_MESSAGE_TOO_LARGE');
+    expect(() => framer.pushMessages(sync, () => undefined)).toThrow(err as Error);
+  });
+
   it('refuses a declared length above the limit before buffering the body', () => {
     const framer = new PgFramer({ maxMessageSize: 64 });
     const header = Buffer.concat([Buffer.from('D'), be.i32(1_000_000_000)]);

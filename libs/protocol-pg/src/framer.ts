@@ -28,6 +28,17 @@ export interface FramerOptions {
   readonly peer?: string;
 }
 
+/**
+ * One typed message as a range of a chunk: `buf[start, end)` is the whole frame as on the wire
+ * (type byte, length, body). Valid as long as the chunk is; no object is made per message.
+ */
+export type MessageListener = (code: number, buf: Buffer, start: number, end: number) => void;
+
+/** A typed frame over `buf[start, end)` (for a consumer that wants a Frame after all). */
+export function typedFrameAt(buf: Buffer, start: number, end: number): Frame {
+  return new CutFrame('typed', buf[start] as number, start === 0 && end === buf.length ? buf : buf.subarray(start, end), 5);
+}
+
 export const DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024;
 export const DEFAULT_MAX_STARTUP_SIZE = 10000;
 
@@ -140,6 +151,48 @@ export class PgFramer {
         }
         if (this.mustBeSilentAfter) throw UnexpectedData(chunk.length - offset, this.mustBeSilentAfter);
         offset = this.buffered > 0 ? this.fill(chunk, offset, onFrame) : this.cut(chunk, offset, onFrame);
+      }
+    } catch (err) {
+      this.failure = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    }
+  }
+
+  /**
+   * `push` for the typed phase with each message handed over as a range of the chunk (or of the
+   * framer's own buffer for a message that spanned chunks): no Frame or slice per message, the
+   * per-message cost of relaying a backend's answers. Other phases go through `push`.
+   */
+  pushMessages(chunk: Buffer, onMessage: MessageListener): void {
+    if (this.phaseNow !== 'typed' || this.stopped || this.failure) return this.push(chunk, (frame) => onMessage(frame.code, frame.bytes, 0, frame.bytes.length));
+    try {
+      this.mustBeSilentAfter = null;
+      const n = chunk.length;
+      let offset = 0;
+      while (offset < n) {
+        if (this.stopped) {
+          this.remainder = chunk.subarray(offset);
+          return;
+        }
+        if (this.mustBeSilentAfter || this.phaseNow !== 'typed') return this.push(chunk.subarray(offset), (frame) => onMessage(frame.code, frame.bytes, 0, frame.bytes.length));
+        if (this.buffered > 0) {
+          offset = this.fill(chunk, offset, (frame) => onMessage(frame.code, frame.bytes, 0, frame.bytes.length));
+          continue;
+        }
+        if (n - offset < 5) {
+          chunk.copy(this.head, 0, offset);
+          this.headLength = n - offset;
+          return;
+        }
+        const total = this.frameLength(chunk, offset);
+        if (n - offset < total) {
+          this.body = Buffer.allocUnsafe(total);
+          chunk.copy(this.body, 0, offset);
+          this.bodyLength = n - offset;
+          return;
+        }
+        onMessage(chunk[offset] as number, chunk, offset, offset + total);
+        offset += total;
       }
     } catch (err) {
       this.failure = err instanceof Error ? err : new Error(String(err));

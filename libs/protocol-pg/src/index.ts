@@ -2,8 +2,8 @@
 export * from './codes';
 export * from './errors';
 export { MessageReader, MessageWriter } from './cursor';
-export { PgFramer, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_STARTUP_SIZE } from './framer';
-export type { Frame, FramePhase, FramerOptions } from './framer';
+export { PgFramer, typedFrameAt, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_STARTUP_SIZE } from './framer';
+export type { Frame, FramePhase, FramerOptions, MessageListener } from './framer';
 
 export type * from './frontend/messages';
 export { decodeFrontendMessage, writeFrontendMessage, encodeFrontendMessages } from './frontend/codec';

@@ -8,6 +8,7 @@ import {
   md5PasswordResponse,
   PgFramer,
   ScramClientSession,
+  typedFrameAt,
   type BackendMessage,
   type Frame,
   type FrontendMessage,
@@ -24,6 +25,8 @@ const BackendCode = BackendCodeExport;
 /** Whoever holds the connection receives its frames. */
 export interface BackendConsumer {
   onFrame(frame: Frame): void;
+  /** When present, frames come here instead, as ranges of the read (`buf[start, end)`, no Frame made). */
+  onMessage?(code: number, buf: Buffer, start: number, end: number): void;
   /** After every frame of one read was delivered: the moment to flush to the client. */
   onChunkEnd(): void;
   onLost(err: Error): void;
@@ -287,11 +290,11 @@ export class PgBackendConnection {
   }
 
   /** To the first holder; with others queued, its ReadyForQuery ends its turn (it is dequeued before it sees it). */
-  private readonly routeFrame = (frame: Frame): void => {
+  private readonly routeMessage = (code: number, buf: Buffer, start: number, end: number): void => {
     const holders = this.holders;
     const first = holders[0];
-    if (first === undefined) return this.whileIdle(frame);
-    if (frame.code === BackendCode.ReadyForQuery) {
+    if (first === undefined) return this.whileIdle(typedFrameAt(buf, start, end));
+    if (code === BackendCode.ReadyForQuery) {
       this.finalReady = this.extraReadies[0] === 0;
       if (!this.finalReady) this.extraReadies[0]--;
       else if (holders.length > 1) {
@@ -299,13 +302,14 @@ export class PgBackendConnection {
         this.extraReadies.shift();
       }
     }
-    first.onFrame(frame);
+    if (first.onMessage !== undefined) first.onMessage(code, buf, start, end);
+    else first.onFrame(typedFrameAt(buf, start, end));
   };
 
   /** After startup: every frame of a read to the holder (or whileIdle), then onChunkEnd. */
   private readonly steady = (chunk: Buffer): void => {
     try {
-      this.framer.push(chunk, this.routeFrame);
+      this.framer.pushMessages(chunk, this.routeMessage);
     } catch (err) {
       this.lost(err instanceof Error ? err : new Error(String(err)));
       return;

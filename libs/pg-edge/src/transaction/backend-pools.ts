@@ -9,6 +9,8 @@ import type { EdgeEpoch } from '../edge-context';
 import { PgBackendConnection, type BackendConsumer } from './backend-connection';
 
 type PoolLease = Lease<PgBackendConnection>;
+/** The release options of every reusable connection (one object, not one per release). */
+const REUSABLE = Object.freeze({ reusable: true });
 
 /**
  * One lending of a pooled connection, shared by the units pipelined on it: the pool gets the
@@ -211,9 +213,9 @@ export class TransactionPools implements BackendLoad {
     }
     if (!ok) return poolLease.pool.release(poolLease, { reusable: false, reason: lending.reason ?? (conn.cancelled ? 'cancelled' : 'not-reusable') });
     // a retired connection (drain) is closed by its release: no reset round trip is spent on it
-    if (!conn.needsReset() || poolLease.retiring) return poolLease.pool.release(poolLease, { reusable: true });
+    if (!conn.needsReset() || poolLease.retiring) return poolLease.pool.release(poolLease, REUSABLE);
     conn.reset(this.resetTimeoutMs).then(
-      () => !poolLease.released && poolLease.pool.release(poolLease, { reusable: true }),
+      () => !poolLease.released && poolLease.pool.release(poolLease, REUSABLE),
       () => {
         this.resetFailures.set(poolLease.backend, (this.resetFailures.get(poolLease.backend) ?? 0) + 1);
         if (!poolLease.released) poolLease.pool.release(poolLease, { reusable: false, reason: 'reset-failed' });

@@ -17,6 +17,8 @@ export class ClientInbox {
   private waiter: ((frame: Frame | undefined) => void) | undefined;
   private handler: InboxHandler | undefined;
   private closed = false;
+  /** Whether the socket may be stopped (by pause(), or never resumed yet): resume() is a no-op otherwise, as it runs after every unit. */
+  private paused = true;
   private failure: Error | undefined;
   /** The client's socket from now on (for writes too): the accepted one may have been adopted. */
   readonly socket: Socket;
@@ -52,11 +54,14 @@ export class ClientInbox {
   }
 
   pause(): void {
+    this.paused = true;
     this.socket.pause();
   }
 
   resume(): void {
-    if (!this.closed) this.socket.resume();
+    if (this.closed || !this.paused) return;
+    this.paused = false;
+    this.socket.resume();
   }
 
   private push(chunk: Buffer): void {

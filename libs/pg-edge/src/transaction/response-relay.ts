@@ -1,7 +1,7 @@
 // Relays a backend's answers to the client for one unit of work: injected answers swallowed,
 // refusals substituted, rows held until their result completes (bounded by max_result_rows and
 // max_result_bytes), COPY streamed both ways, every type's bytes forwarded as the backend sent them.
-import { BackendCode as BackendCodeExport, isSupportedType, type Frame } from '@dbproxy/protocol-pg';
+import { BackendCode as BackendCodeExport, isSupportedType, typedFrameAt, type Frame } from '@dbproxy/protocol-pg';
 import { PgEdgeErrors } from '../errors';
 import type { ResultBudget } from './result-budget';
 import { SliceWriter } from './slice-writer';
@@ -127,13 +127,17 @@ export class ResponseRelay {
   }
 
   onFrame(frame: Frame): void {
-    const code = frame.code;
+    this.onMessage(frame.code, frame.bytes, 0, frame.bytes.length);
+  }
+
+  /** One backend message, `buf[start, end)` (the whole frame): forwarded as a range, a Frame made only for the rare kinds that read it. */
+  onMessage(code: number, buf: Buffer, start: number, end: number): void {
     const expected = this.expect[this.head];
-    if (expected !== undefined && expected.kind === 'setup') return this.onSetupFrame(code, frame);
-    if (code === BackendCode.DataRow) return this.onRow(frame);
-    if (this.copyingOut && (code === BackendCode.CopyData || code === BackendCode.CopyDone)) return void (this.draining || this.out.add(frame.bytes));
-    if (code === BackendCode.ReadyForQuery) return this.onReady(frame);
-    if (code === BackendCode.ErrorResponse) return this.onError(frame);
+    if (expected !== undefined && expected.kind === 'setup') return this.onSetupFrame(code, buf, start, end);
+    if (code === BackendCode.DataRow) return this.onRow(buf, start, end);
+    if (this.copyingOut && (code === BackendCode.CopyData || code === BackendCode.CopyDone)) return void (this.draining || this.out.addRange(buf, start, end));
+    if (code === BackendCode.ReadyForQuery) return this.onReady(buf, start, end);
+    if (code === BackendCode.ErrorResponse) return this.onError(typedFrameAt(buf, start, end));
     if (this.draining) return this.afterDrainFrame(code);
     switch (code) {
       case BackendCode.CommandComplete:
@@ -142,7 +146,7 @@ export class ResponseRelay {
         this.endCopy();
         this.sendRows();
         this.rowCount = 0;
-        this.out.add(frame.bytes);
+        this.out.addRange(buf, start, end);
         if (this.current()?.kind === 'execute') {
           this.head++;
           // an Execute answered after a Flush (a cursor fetching rows in steps): the batch goes on
@@ -150,26 +154,26 @@ export class ResponseRelay {
         }
         return;
       case BackendCode.RowDescription:
-        return this.answer(frame, this.current()?.kind !== 'query');
+        return this.answer(code, buf, start, end, this.current()?.kind !== 'query');
       case BackendCode.ParameterDescription:
-        this.noteInferred(frame);
-        return this.answer(frame, false);
+        this.noteInferred(buf.subarray(start + 5, end));
+        return this.answer(code, buf, start, end, false);
       case BackendCode.ParseComplete:
       case BackendCode.BindComplete:
       case BackendCode.CloseComplete:
       case BackendCode.NoData:
-        return this.answer(frame, true);
+        return this.answer(code, buf, start, end, true);
       case BackendCode.ParameterStatus:
         this.sawParameterStatus = true;
-        return this.out.add(frame.bytes);
+        return this.out.addRange(buf, start, end);
       case BackendCode.NoticeResponse:
       case BackendCode.NotificationResponse:
-        return this.out.add(frame.bytes);
+        return this.out.addRange(buf, start, end);
       case BackendCode.CopyOutResponse:
         this.copyingOut = true;
-        return this.out.add(frame.bytes);
+        return this.out.addRange(buf, start, end);
       case BackendCode.CopyInResponse:
-        return this.onCopyIn(frame);
+        return this.onCopyIn(buf, start, end);
       case BackendCode.CopyBothResponse:
         return this.hooks.fail(PgEdgeErrors.unsupportedStatement('COPY BOTH (streaming replication)'), true);
       default:
@@ -178,17 +182,18 @@ export class ResponseRelay {
   }
 
   /** COPY FROM STDIN: forwarded, and the client's data follows. */
-  private onCopyIn(frame: Frame): void {
+  private onCopyIn(buf: Buffer, start: number, end: number): void {
     this.copyingIn = this.current()?.kind === 'query' ? 'simple' : 'extended';
     this.copyEnded = false;
-    this.out.add(frame.bytes);
+    this.out.addRange(buf, start, end);
     this.hooks.copyIn();
   }
 
   /** The answers to the session's settings (set_config / RESET before its unit) are the proxy's own: none reaches the client. */
-  private onSetupFrame(code: number, frame: Frame): void {
+  private onSetupFrame(code: number, buf: Buffer, start: number, end: number): void {
     if (code === BackendCode.ErrorResponse) {
-      return this.hooks.fail(PgEdgeErrors.settingsNotApplied(`${sqlStateField(frame.payload) ?? ''} ${errorText(frame.payload)}`.trim()), true);
+      const payload = buf.subarray(start + 5, end);
+      return this.hooks.fail(PgEdgeErrors.settingsNotApplied(`${sqlStateField(payload) ?? ''} ${errorText(payload)}`.trim()), true);
     }
     if (code !== BackendCode.ReadyForQuery) return;
     this.head++;
@@ -205,28 +210,28 @@ export class ResponseRelay {
   }
 
   /** Forwards (or swallows) the answer to the current message; `completes` pops it. */
-  private answer(frame: Frame, completes: boolean): void {
+  private answer(code: number, buf: Buffer, start: number, end: number, completes: boolean): void {
     const current = this.current();
-    if (!current) return this.hooks.fail(PgEdgeErrors.protocol(`unsolicited backend message ${String.fromCharCode(frame.code)}`), true);
-    if (current.forward) this.out.add(frame.bytes);
+    if (!current) return this.hooks.fail(PgEdgeErrors.protocol(`unsolicited backend message ${String.fromCharCode(code)}`), true);
+    if (current.forward) this.out.addRange(buf, start, end);
     if (completes) {
       this.head++;
       if (this.head === this.expect.length) this.hooks.drained();
     }
   }
 
-  private onRow(frame: Frame): void {
+  private onRow(buf: Buffer, start: number, end: number): void {
     if (this.draining) return;
     this.rowCount++;
     if (this.rowCount > this.limits.maxRows) return this.hooks.fail(PgEdgeErrors.resultTooLarge('max_result_rows', this.limits.maxRows), false);
-    const size = frame.bytes.length;
+    const size = end - start;
     if (this.rows.length + size > this.limits.maxBytes) {
       return this.hooks.fail(PgEdgeErrors.resultTooLarge('max_result_bytes', this.limits.maxBytes), false);
     }
     const budget = this.limits.budget;
     if (!budget.take(size)) return this.hooks.fail(PgEdgeErrors.resultBuffersFull(budget.limit), false);
     this.budgeted += size;
-    this.rows.add(frame.bytes);
+    this.rows.addRange(buf, start, end);
   }
 
   private onError(frame: Frame): void {
@@ -249,13 +254,13 @@ export class ResponseRelay {
     if (!current) this.hooks.drained();
   }
 
-  private onReady(frame: Frame): void {
-    const status = frame.bytes[5]; // the byte after the header
+  private onReady(buf: Buffer, start: number, end: number): void {
+    const status = buf[start + 5] as number; // the byte after the header
     // ReadyForQuery answers the unit's Sync (or Query): whatever was still expected before it was skipped.
     this.head = this.expect.length;
     if (!this.draining) {
       this.sendRows();
-      this.out.add(frame.bytes);
+      this.out.addRange(buf, start, end);
     }
     this.rowCount = 0;
     this.hooks.ready(status);
@@ -267,9 +272,9 @@ export class ResponseRelay {
     else if (code === BackendCode.CopyInResponse || code === BackendCode.CopyBothResponse) this.hooks.fail(this.draining ?? PgEdgeErrors.unsupportedStatement('COPY'), true);
   }
 
-  private noteInferred(frame: Frame): void {
+  private noteInferred(payload: Buffer): void {
     const current = this.current();
-    if (current?.statement) current.statement.inferred = parameterTypes(frame.payload);
+    if (current?.statement) current.statement.inferred = parameterTypes(payload);
   }
 }
 

@@ -30,6 +30,25 @@ describe('SliceWriter', () => {
     expect(socket.corked).toBe(0);
   });
 
+  it('merges adjacent ranges and slices of one buffer, and keeps a range apart from another buffer', () => {
+    const chunk = Buffer.from('abcdefgh');
+    const w = new SliceWriter();
+    w.addRange(chunk, 0, 2);
+    w.add(chunk.subarray(2, 4));
+    w.addRange(chunk.subarray(4), 0, 2);
+    const rows = new SliceWriter();
+    rows.addRange(chunk, 6, 8);
+    w.append(rows);
+    expect(rows.empty).toBe(true);
+    const socket = new RecordingSocket();
+    w.flush(socket);
+    expect(socket.writes.map(String)).toEqual(['abcdefgh']);
+    w.addRange(chunk, 1, 3);
+    w.addRange(Buffer.from('xy'), 0, 2);
+    w.flush(socket);
+    expect(socket.writes.slice(1).map(String)).toEqual(['bc', 'xy']);
+  });
+
   it('corks several pieces into one writev and keeps their order', () => {
     const w = new SliceWriter();
     w.add(Buffer.from('one'));

@@ -1,7 +1,8 @@
-// Batches frames for one socket write per tick: adjacent slices of the same read buffer merge back
-// into one slice (zero-copy); several pieces on a plain TCP descriptor are gathered into one reused
-// scratch and go out with one write(2) (a unit's probe plus its query, a reply's frames from several
-// reads), otherwise corked as one writev (DESIGN §5).
+// Batches frames for one socket write per tick: adjacent ranges of the same read buffer merge back
+// into one range (zero-copy; a relay adds a backend's messages as ranges of the read, no slice per
+// message); several pieces on a plain TCP descriptor are gathered into one reused scratch and go
+// out with one write(2) (a unit's probe plus its query, a reply's frames from several reads),
+// otherwise corked as one writev (DESIGN §5).
 import type { Socket } from 'node:net';
 import { writeDirect, writeDirectCopying } from '@dbproxy/runtime';
 
@@ -14,10 +15,11 @@ const GATHER_MAX = 16 * 1024;
 const GATHER = Buffer.allocUnsafeSlow(GATHER_MAX);
 
 export class SliceWriter {
-  private pieces: Buffer[] = [];
+  private readonly pieces: Buffer[] = [];
   private pending = 0;
-  /** The open tail: the last piece, possibly grown by adjacent slices (materialized lazily). */
+  /** The open tail: `tail[tailStart, tailEnd)`, possibly grown past `tail`'s own view by adjacent ranges of its memory. */
   private tail: Buffer | undefined;
+  private tailStart = 0;
   private tailEnd = 0;
   /** Bytes handed to flush() since the writer was made (a session's bytes out). */
   flushed = 0;
@@ -31,26 +33,35 @@ export class SliceWriter {
   }
 
   add(buf: Buffer): void {
-    if (buf.length === 0) return;
+    this.addRange(buf, 0, buf.length);
+  }
+
+  /** Adds `buf[start, end)` (kept by reference: the bytes must not change before the flush). */
+  addRange(buf: Buffer, start: number, end: number): void {
+    if (end <= start) return;
     const tail = this.tail;
-    if (tail !== undefined && tail.buffer === buf.buffer && tail.byteOffset + this.tailEnd === buf.byteOffset) {
-      this.tailEnd += buf.length;
+    if (tail !== undefined && tail.buffer === buf.buffer && tail.byteOffset + this.tailEnd === buf.byteOffset + start) {
+      this.tailEnd += end - start;
     } else {
       if (tail !== undefined) this.pieces.push(this.closeTail(tail));
       this.tail = buf;
-      this.tailEnd = buf.length;
+      this.tailStart = start;
+      this.tailEnd = end;
     }
-    this.pending += buf.length;
+    this.pending += end - start;
   }
 
   /** Moves everything from `other` to the end of this writer. */
   append(other: SliceWriter): void {
     if (other.empty) return;
-    for (const piece of other.take()) this.add(piece);
+    const pieces = other.pieces;
+    for (let i = 0; i < pieces.length; i++) this.add(pieces[i] as Buffer);
+    if (other.tail !== undefined) this.addRange(other.tail, other.tailStart, other.tailEnd);
+    other.clear();
   }
 
   clear(): void {
-    if (this.pieces.length > 0) this.pieces = [];
+    this.pieces.length = 0;
     this.tail = undefined;
     this.pending = 0;
   }
@@ -63,36 +74,42 @@ export class SliceWriter {
   flush(socket: Socket, fd = -1): boolean {
     if (this.pending === 0) return true;
     this.flushed += this.pending;
-    if (this.pieces.length === 0 && this.tail !== undefined) {
-      // The common case: one slice (or adjacent slices of one read), one write, no arrays.
-      const only = this.closeTail(this.tail);
+    const tail = this.tail;
+    if (this.pieces.length === 0 && tail !== undefined) {
+      // The common case: one range (or adjacent ranges of one read), one write, no arrays.
+      const start = this.tailStart;
+      const end = this.tailEnd;
       this.tail = undefined;
       this.pending = 0;
-      return socket.destroyed || writeOne(socket, fd, only);
+      if (socket.destroyed) return true;
+      if (end <= tail.length && fd >= 0 && !socket.writableCorked) return writeDirect(socket, fd, tail, start, end);
+      return writeOne(socket, fd, this.rangeOf(tail, start, end));
     }
     const total = this.pending;
-    const pieces = this.take();
-    if (socket.destroyed) return true;
-    if (pieces.length === 1) return writeOne(socket, fd, pieces[0] as Buffer);
-    if (fd >= 0 && total <= GATHER_MAX && !socket.writableCorked) return writeDirectCopying(socket, fd, gather(pieces), total);
-    socket.cork();
+    if (tail !== undefined) this.pieces.push(this.closeTail(tail));
+    this.tail = undefined;
+    this.pending = 0;
+    const pieces = this.pieces;
     let ok = true;
-    for (const piece of pieces) ok = socket.write(piece) && ok;
-    socket.uncork();
+    if (socket.destroyed) ok = true;
+    else if (pieces.length === 1) ok = writeOne(socket, fd, pieces[0] as Buffer);
+    else if (fd >= 0 && total <= GATHER_MAX && !socket.writableCorked) ok = writeDirectCopying(socket, fd, gather(pieces), total);
+    else {
+      socket.cork();
+      for (const piece of pieces) ok = socket.write(piece) && ok;
+      socket.uncork();
+    }
+    pieces.length = 0;
     return ok;
   }
 
-  private take(): Buffer[] {
-    const pieces = this.pieces;
-    if (this.tail !== undefined) pieces.push(this.closeTail(this.tail));
-    this.pieces = [];
-    this.tail = undefined;
-    this.pending = 0;
-    return pieces;
+  private closeTail(tail: Buffer): Buffer {
+    return this.rangeOf(tail, this.tailStart, this.tailEnd);
   }
 
-  private closeTail(tail: Buffer): Buffer {
-    return this.tailEnd === tail.length ? tail : Buffer.from(tail.buffer, tail.byteOffset, this.tailEnd);
+  /** `buf[start, end)` as a Buffer of its own view (`end` may lie past `buf`'s view, inside its memory). */
+  private rangeOf(buf: Buffer, start: number, end: number): Buffer {
+    return start === 0 && end === buf.length ? buf : Buffer.from(buf.buffer, buf.byteOffset + start, end - start);
   }
 }
 

@@ -9,6 +9,7 @@ import {
   encodeBackendMessages,
   encodeFrontendMessages,
   FrontendCode as FrontendCodeExport,
+  typedFrameAt,
   type Frame,
 } from '@dbproxy/protocol-pg';
 import { ReadAfterWriteWindow } from '@dbproxy/routing';
@@ -138,6 +139,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   };
   private readonly backendSide: BackendConsumer = {
     onFrame: (frame) => (this.machine.is('running') ? this.relay.onFrame(frame) : this.whileHeldIdle(frame)),
+    onMessage: (code, buf, start, end) => (this.machine.is('running') ? this.relay.onMessage(code, buf, start, end) : this.whileHeldIdle(typedFrameAt(buf, start, end))),
     onChunkEnd: () => this.flushClient(),
     onLost: (err) => this.onBackendLost(err),
   };
@@ -409,7 +411,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
     }
-    this.machine.transition(this.machine.state, 'running', `acquire ${name}`);
+    this.machine.transition(this.machine.state, 'running', this.acquireReason(name));
     const depth = pg.pipeline_depth;
     // a transaction BEGIN opened here goes to the connection first: it is held from now on
     const reserved = decision.reserved || this.sharded?.deferred.pending === true;
@@ -426,6 +428,18 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.cancelWhileWaiting = false;
     this.spans.waiting();
     this.acquireOn(name, { shard, role: decision.role, reserved, joinable, emit, synced, fromPlan });
+  }
+
+  private lastAcquired = '';
+  private lastAcquireReason = '';
+
+  /** The transition's reason, built once per backend name in a row (not once per unit). */
+  private acquireReason(name: string): string {
+    if (name !== this.lastAcquired) {
+      this.lastAcquired = name;
+      this.lastAcquireReason = `acquire ${name}`;
+    }
+    return this.lastAcquireReason;
   }
 
   /** Waits for a connection of `name`; a replica that cannot be connected to (nothing was sent) gives way to another backend. */
