@@ -5,7 +5,7 @@ import type { DeepReadonly, UserConfig } from '@dbproxy/config';
 import { encodeBackendMessages, pgError, type BackendMessage, type StartupMessage } from '@dbproxy/protocol-pg';
 import { errorMessage, peerAddress, publishOperationalEvent } from '@dbproxy/util';
 import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
-import { PgEdgeErrors, toErrorResponse } from '../errors';
+import { logIfInternal, PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup } from '../frontend-startup';
 import { handleCancel, refuse } from '../session-common';
 import { countRoute } from '../startup-routes';
@@ -33,6 +33,7 @@ export async function startTransactionSession(
   if (outcome.kind === 'cancel') return handleCancel(edge, 'transaction', outcome.processId, outcome.secretKey, client);
   if (outcome.kind === 'failed') {
     if (PgEdgeErrors.loginTimeout.is(outcome.error)) edge.metrics.clientTimeouts.inc({ mode: 'transaction', kind: 'login' });
+    logIfInternal(edge.logger, outcome.error, { mode: 'transaction', while: 'startup' }, 'warn');
     return void (outcome.error ? refuse(outcome.socket, toErrorResponse(outcome.error, 'FATAL')) : outcome.socket.destroy());
   }
   if (outcome.kind !== 'startup') return void outcome.socket.destroy();
