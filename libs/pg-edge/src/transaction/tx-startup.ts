@@ -11,7 +11,7 @@ import { handleCancel, refuse } from '../session-common';
 import { countRoute } from '../startup-routes';
 import { ClientInbox } from './client-inbox';
 import { StatementSharding } from './sharding/statement-sharding';
-import { authenticateClient } from './frontend-auth';
+import { authenticateClient, type AuthOutcome } from './frontend-auth';
 import { SettingRefused } from './session-settings';
 import { startupSettings, type RequestedSettings } from './startup-parameters';
 import { TransactionSession } from './tx-session';
@@ -61,7 +61,13 @@ export async function startTransactionSession(
     edge.metrics.clientTimeouts.inc({ mode: 'transaction', kind: 'login' });
     refuse(socket, toErrorResponse(PgEdgeErrors.loginTimeout(Math.round(loginMs / 1000)), 'FATAL'));
   }, Math.max(0, loginEnds - performance.now()));
-  const auth = await authenticateClient(socket, inbox, userName, user, shared.secrets).finally(() => clearTimeout(timer));
+  // a bug's exception is answered here, on the inbox's socket (the caller's may no longer be the client's)
+  const auth = await authenticateClient(socket, inbox, userName, user, shared.secrets)
+    .catch((err: unknown): AuthOutcome => {
+      logIfInternal(edge.logger, err, { mode: 'transaction', while: 'authentication', user: userName });
+      return { ok: false, error: toErrorResponse(err, 'FATAL') };
+    })
+    .finally(() => clearTimeout(timer));
   if (timedOut) return;
   if (!auth.ok) {
     edge.metrics.startupRejections.inc({ reason: 'auth' });
