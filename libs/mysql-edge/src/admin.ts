@@ -1,5 +1,6 @@
 // GET /mysql/backends: every configured backend's topology state with its pool figures summed over
-// this edge's processes (workers) and capability profiles, listed and grouped by shard.
+// this edge's processes (workers) and capability profiles, listed and grouped by shard. A down
+// backend's health_error is its last failed check's error, for operators (clients never read it).
 import type { PoolStats } from '@dbproxy/pool';
 import type { TopologyView } from '@dbproxy/topology-client';
 
@@ -22,7 +23,10 @@ function snakeCasePool(sum: Record<(typeof SUMMED)[number], number> | undefined)
   return Object.fromEntries(Object.entries(sum).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
 }
 
-export function backendsReport(gathered: readonly unknown[], view: TopologyView): unknown {
+/** The error of a backend's last health check when that check failed, else undefined. */
+export type HealthErrorOf = (backend: string) => string | undefined;
+
+export function backendsReport(gathered: readonly unknown[], view: TopologyView, healthError: HealthErrorOf = () => undefined): unknown {
   const reports = gathered.filter(isReport);
   const pools = new Map<string, Record<(typeof SUMMED)[number], number>>();
   for (const report of reports) {
@@ -43,6 +47,7 @@ export function backendsReport(gathered: readonly unknown[], view: TopologyView)
     shunned: b.shunned,
     draining: b.draining,
     status: b.status,
+    health_error: healthError(b.name) ?? null,
     pool: snakeCasePool(pools.get(b.name)),
   }));
   const shards: Record<string, { primary: string | null; replicas: string[]; healthy: boolean }> = {};

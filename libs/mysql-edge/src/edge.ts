@@ -82,10 +82,6 @@ export class MysqlEdge implements EdgeContext {
   readonly cache: ResultCache;
   private readonly sessions = new Set<ClientSession>();
   private readonly sweepTimer: NodeJS.Timeout;
-  private readonly healthError = (backend: string): string | undefined => {
-    const last = this.topology.lastHealth(backend);
-    return last && !last.up ? last.error : undefined;
-  };
 
   constructor(
     ctx: ServiceContext,
@@ -95,7 +91,7 @@ export class MysqlEdge implements EdgeContext {
     this.logger = ctx.logger;
     this.tracer = tracesRecorded(ctx) ? ctx.tracer : null;
     this.tls = loadFrontendTls(ctx.local);
-    this.current = buildEpoch(ctx.config.current(), () => topology.current(), undefined, this.healthError);
+    this.current = buildEpoch(ctx.config.current(), () => topology.current(), undefined);
     this.sessionStates = new StateTable('mysql-session', SESSION_STATES, SESSION_MOVES, ctx.logger);
     this.backendStates = new StateTable('mysql-backend', BACKEND_STATES, BACKEND_MOVES, ctx.logger);
     this.pools = new BackendPools({
@@ -150,7 +146,7 @@ export class MysqlEdge implements EdgeContext {
 
   /** A new configuration epoch: new sessions (and unpinned ones at their next statement) use it. */
   applyConfig(snapshot: ConfigSnapshot): void {
-    this.current = buildEpoch(snapshot, () => this.topology.current(), this.current, this.healthError);
+    this.current = buildEpoch(snapshot, () => this.topology.current(), this.current);
     this.parked.giveBackAll();
     this.cache.configure(this.current.config);
     this.pools.configure(this.current, this.current.config.proxy.shutdown_timeout_seconds * 1000);

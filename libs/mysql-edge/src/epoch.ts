@@ -8,7 +8,6 @@ import { HandshakeRoutes } from '@dbproxy/routing';
 import { SqlRouter } from '@dbproxy/sql';
 import type { TopologyView } from '@dbproxy/topology-client';
 import { BackendDirectory } from './routing/backend-directory';
-import type { HealthErrorOf } from './routing/no-backend';
 import { shardSettingsOf, type ShardSettings } from './sharding/shard-settings';
 
 export interface EdgeLimits {
@@ -72,8 +71,7 @@ function routerKey(config: DeepReadonly<DbproxyConfig>): string {
   return JSON.stringify([m.classification_cache_size, m.allowed_functions, m.sharding, m.max_parse_tokens], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
-/** `healthError`: the last failed health check of a backend (for errors that say why none is usable). */
-export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyView, previous: EdgeEpoch | undefined, healthError?: HealthErrorOf): EdgeEpoch {
+export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyView, previous: EdgeEpoch | undefined): EdgeEpoch {
   const config = snapshot.config;
   const m = config.mysql;
   const sameRouter = previous !== undefined && routerKey(previous.config) === routerKey(config);
@@ -85,7 +83,7 @@ export function buildEpoch(snapshot: ConfigSnapshot, topology: () => TopologyVie
   const health = config.health;
   const suspectMs = Math.max(2_000, health.interval_seconds * 1000 * (health.failures_before_down + 1));
   const directory =
-    previous !== undefined && previous.config.mysql.pressure_margin === m.pressure_margin ? previous.directory : new BackendDirectory(topology, m.pressure_margin, suspectMs, healthError);
+    previous !== undefined && previous.config.mysql.pressure_margin === m.pressure_margin ? previous.directory : new BackendDirectory(topology, m.pressure_margin, suspectMs);
   return {
     epoch: snapshot.epoch,
     config,

@@ -35,9 +35,13 @@ export const mysqlEdgeService: ServiceDefinition = {
       ctx.readiness.set('listeners', 'ready', 'mysql.enabled = false');
     }
     ctx.provide('pools', () => edge.poolReport());
+    const healthError = (name: string) => {
+      const last = topology.lastHealth(name);
+      return last && !last.up ? last.error : undefined;
+    };
     ctx.provide('cache', () => edge.cache.report());
     const admin = edgeAdmin(ctx, 'mysql', edge.sessionSource(), edge.pause);
-    ctx.addAdminRoute({ method: 'GET', url: '/mysql/backends', handler: async () => backendsReport(await ctx.gather('pools'), topology.current()) });
+    ctx.addAdminRoute({ method: 'GET', url: '/mysql/backends', handler: async () => backendsReport(await ctx.gather('pools'), topology.current(), healthError) });
     ctx.addAdminRoute({ method: 'GET', url: '/mysql/cache', handler: async () => cacheReport(await ctx.gather('cache')) });
     return {
       drain: (deadline: number) => edge.drain(deadline),

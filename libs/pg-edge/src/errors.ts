@@ -1,6 +1,7 @@
 // The error registry of pg-edge and its one translator into PostgreSQL ErrorResponses with real SQLSTATEs.
 import { pgError, sqlStateForError, type ErrorResponse, type ErrorSeverity } from '@dbproxy/protocol-pg';
-import { createError, DbproxyError, errorMessage } from '@dbproxy/util';
+import type { Logger } from '@dbproxy/observability';
+import { createError, DbproxyError } from '@dbproxy/util';
 
 export const PgEdgeErrors = {
   shardMissing: createError<[string]>('DBP_ERR_PGEDGE_SHARD_MISSING', 'startup parameter "%s" is required: it names the shard'),
@@ -165,16 +166,33 @@ export function isBackendUnavailable(err: unknown): err is DbproxyError {
   return err instanceof DbproxyError && UNAVAILABLE.has(err.code);
 }
 
-function clientMessage(err: unknown): string {
-  if (isBackendUnavailable(err)) return `could not connect to backend ${String(err.args[0])}: it is unavailable (details in the edge log)`;
-  return errorMessage(err);
+/** What a client reads for an exception that is not one of dbproxy's errors (a bug, a runtime or OS error). */
+export const INTERNAL_ERROR_MESSAGE = 'internal error in the proxy (details in the edge log)';
+
+/** True for an error whose text the client may not read: not dbproxy's own, nor the backend's. */
+export function isInternalError(err: unknown): boolean {
+  return !(err instanceof DbproxyError) && !(err instanceof BackendReportedError);
 }
 
-/** The one translator from an internal error to what the client reads. */
+/**
+ * Logs an internal error with its stack where it is met (the client reads only
+ * INTERNAL_ERROR_MESSAGE); dbproxy's own errors are not logged here. `warn` for failures a client
+ * can cause before its session starts (a broken TLS handshake), `error` for the rest.
+ */
+export function logIfInternal(logger: Logger, err: unknown, where: Record<string, unknown>, level: 'warn' | 'error' = 'error'): void {
+  if (isInternalError(err)) logger[level]({ ...where, err }, 'pg-edge internal error (the client read only XX000)');
+}
+
+function clientMessage(err: DbproxyError): string {
+  if (UNAVAILABLE.has(err.code)) return `could not connect to backend ${String(err.args[0])}: it is unavailable (details in the edge log)`;
+  return err.message;
+}
+
+/** The one translator from an internal error to what the client reads (never an arbitrary exception's text). */
 export function toErrorResponse(err: unknown, severity: ErrorSeverity = 'ERROR'): ErrorResponse {
   if (err instanceof BackendReportedError) return { ...err.response, severity, severityNonLocalized: severity };
-  const code = err instanceof DbproxyError ? err.code : undefined;
-  return pgError({ severity, code: sqlStateOf(code), message: clientMessage(err), ...(code ? { detail: code } : {}) });
+  if (!(err instanceof DbproxyError)) return pgError({ severity, code: sqlStateOf(undefined), message: INTERNAL_ERROR_MESSAGE });
+  return pgError({ severity, code: sqlStateOf(err.code), message: clientMessage(err), detail: err.code });
 }
 
 /** Every pg-edge code, for the README test. */

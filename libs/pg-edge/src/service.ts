@@ -12,7 +12,7 @@ import { AdminSessions } from './admin-sessions';
 import { BackendDirectory } from './backend-directory';
 import { CancelKeyRegistry } from './cancel-keys';
 import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } from './edge-context';
-import { PgEdgeErrors, toErrorResponse } from './errors';
+import { isInternalError, PgEdgeErrors, toErrorResponse } from './errors';
 import { loadFrontendTls } from '@dbproxy/runtime';
 import { IdleSweep } from './idle-sweep';
 import { createPgEdgeMetrics } from './metrics';
@@ -133,7 +133,8 @@ export const pgEdgeService: ServiceDefinition = {
         });
       };
       startTransactionSession(socket, listener, edge, current, shared, track).catch((err: unknown) => {
-        ctx.logger.warn({ err: errorMessage(err) }, 'transaction session failed to start');
+        if (isInternalError(err)) ctx.logger.error({ err }, 'pg-edge internal error: transaction session failed to start');
+        else ctx.logger.warn({ err: errorMessage(err) }, 'transaction session failed to start');
         refuse(socket, toErrorResponse(err, 'FATAL'));
       });
     };

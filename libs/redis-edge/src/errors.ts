@@ -1,5 +1,6 @@
 // The error registry of redis-edge and its one translator into Redis error replies (-ERR, -TRYAGAIN, ...).
-import { createError, DbproxyError, errorMessage } from '@dbproxy/util';
+import type { Logger } from '@dbproxy/observability';
+import { createError, DbproxyError } from '@dbproxy/util';
 
 export const RedisEdgeErrors = {
   shardMissing: createError('DBP_ERR_REDISEDGE_SHARD_MISSING', 'DBPROXY.SHARD <value> must be the first command on this proxy (redis.sharding.missing = "refuse")'),
@@ -84,13 +85,22 @@ export function errorReply(err: unknown): Buffer {
   return Buffer.from(`-${prefix} ${oneLine(clientMessage(err))}\r\n`);
 }
 
+/** What a client reads for an exception that is not one of dbproxy's errors (a bug, a runtime or OS error). */
+export const INTERNAL_ERROR_MESSAGE = 'internal error in the proxy (details in the edge log)';
+
 /**
- * A connect failure's message carries the OS error and the backend's address (for the edge log);
- * the client reads only this stable text naming the backend.
+ * Only dbproxy's own errors keep their text. A connect failure's message carries the OS error and
+ * the backend's address (for the edge log): the client reads only a stable text naming the backend.
  */
 function clientMessage(err: unknown): string {
-  if (RedisEdgeErrors.backendConnect.is(err)) return `backend ${String(err.args[0])} is unavailable (details in the edge log)`;
-  return errorMessage(err);
+  if (!(err instanceof DbproxyError)) return INTERNAL_ERROR_MESSAGE;
+  if (RedisEdgeErrors.backendConnect.code === err.code) return `backend ${String(err.args[0])} is unavailable (details in the edge log)`;
+  return err.message;
+}
+
+/** Logs, with its stack, an exception the client reads only as INTERNAL_ERROR_MESSAGE; dbproxy's own errors are not logged here. */
+export function logIfInternal(logger: Logger, err: unknown, where: Record<string, unknown>): void {
+  if (!(err instanceof DbproxyError)) logger.error({ ...where, err }, 'redis-edge internal error (the client read only -ERR internal error)');
 }
 
 /** The error reply prefix for `err` (for metrics and tests). */

@@ -5,7 +5,7 @@
 import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
 import type { DbproxyError } from '@dbproxy/util';
 import type { BackendState, TopologyView } from '@dbproxy/topology-client';
-import { noBackendError, type HealthErrorOf } from './no-backend';
+import { noBackendError } from './no-backend';
 
 /** How busy a backend's pool is for the asking session: (in use + waiters) / capacity. */
 export type PressureOf = (backend: string) => number;
@@ -21,7 +21,6 @@ export class BackendDirectory {
     private readonly view: () => TopologyView,
     margin: number,
     private readonly suspectMs: number,
-    private readonly healthError: HealthErrorOf = () => undefined,
   ) {
     this.selector = new ReplicaSelector({ margin });
   }
@@ -49,7 +48,7 @@ export class BackendDirectory {
 
   /** The error for a choose() that found nothing, naming each backend tried and why it is out. */
   unusable(shard: string, role: 'primary' | 'replica', fallback: boolean, now: number): DbproxyError {
-    return noBackendError(this.view(), shard, role, fallback && role === 'replica', this.healthError, (name) => this.suspect(name, now));
+    return noBackendError(this.view(), shard, role, fallback && role === 'replica', (name) => this.suspect(name, now));
   }
 
   /** This process could not reach `backend`: keep reads away from it for a while. */

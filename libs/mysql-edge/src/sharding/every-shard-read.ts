@@ -11,7 +11,7 @@ import { DbproxyError } from '@dbproxy/util';
 import { Mode, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';
 import type { EdgeContext } from '../edge-context';
 import type { EdgeEpoch } from '../epoch';
-import { MysqlEdgeErrors, toMysqlError, type MysqlError } from '../errors';
+import { MysqlEdgeErrors, reportInternal, toMysqlError, type MysqlError } from '../errors';
 import { lastFrameSeq } from '../backend/frame-seq';
 import type { BackendStatement } from '../backend/statement-catalog';
 import { executeFor, initDbPacket, preparePacket } from '../session/command-packets';
@@ -190,7 +190,9 @@ export async function runEveryShard(owner: EveryShardOwner, command: EveryShardC
   if (owner.closed) return;
   failure ??= failed ?? null;
   if (failure !== null) {
-    const wire = failure instanceof DbproxyError || !('code' in (failure as object)) ? toMysqlError(failure) : (failure as MysqlError);
+    // a server's ERR is a plain { code: number, ... }; anything else (an OS error's code is a string) goes through the translator
+    const serverErr = !(failure instanceof Error) && typeof (failure as Partial<MysqlError>).code === 'number';
+    const wire = serverErr ? (failure as MysqlError) : toMysqlError(reportInternal(failure, owner.edge.logger, { while: 'read on every shard' }));
     owner.sendError(wire, replySeq);
     return owner.commandDone(false);
   }

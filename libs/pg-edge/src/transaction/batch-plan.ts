@@ -96,6 +96,8 @@ export class BatchPlan {
     private readonly routes_: StatementRoutes,
     /** Statement sharding's hook: the route of one execution (a Bind) of a statement. */
     private readonly executionRoute?: (statement: ClientStatement, bind: Bind) => SqlRoute,
+    /** Told of each exception planning a frame raised (to log one that is not a dbproxy error). */
+    private readonly onPlanError: (err: unknown) => void = () => undefined,
   ) {}
 
   get empty(): boolean {
@@ -117,6 +119,7 @@ export class BatchPlan {
     try {
       this.plan(frame);
     } catch (err) {
+      this.onPlanError(err);
       this.refuse(err instanceof Error ? err : new Error(String(err)));
     }
     return 'pending';

@@ -14,7 +14,7 @@ import {
   type ErrorResponse,
   type ScramSecret,
 } from '@dbproxy/protocol-pg';
-import { errorMessage } from '@dbproxy/util';
+import { DbproxyError } from '@dbproxy/util';
 import { PgEdgeErrors, toErrorResponse } from '../errors';
 import type { ClientInbox } from './client-inbox';
 
@@ -49,7 +49,9 @@ export async function authenticateClient(
     if (user?.postgres_auth_method === 'md5') return await md5Exchange(socket, inbox, user);
     return await scramExchange(socket, inbox, userName, user ? secrets.get(user) : null);
   } catch (err) {
-    return { ok: false, error: toErrorResponse(PgEdgeErrors.protocol(errorMessage(err)), 'FATAL') };
+    // a bug's exception is not a protocol violation: the session's starter logs it and answers XX000
+    if (!(err instanceof DbproxyError)) throw err;
+    return { ok: false, error: toErrorResponse(err.code === PgEdgeErrors.protocol.code ? err : PgEdgeErrors.protocol(err.message), 'FATAL') };
   }
 }
 
@@ -59,7 +61,7 @@ async function md5Exchange(socket: Socket, inbox: ClientInbox, user: DeepReadonl
   const frame = await inbox.next();
   if (!frame) return { ok: false, error: undefined };
   const message = decodeFrontendMessage(frame, 'password');
-  if (message.type !== 'PasswordMessage') throw new Error(`expected a password message, got ${message.type}`);
+  if (message.type !== 'PasswordMessage') throw PgEdgeErrors.protocol(`expected a password message, got ${message.type}`);
   if (verifyMd5Response({ user: user.name, secret: user.password }, salt, message.password)) return { ok: true };
   return { ok: false, error: passwordAuthenticationFailed(user.name) };
 }
@@ -70,13 +72,13 @@ async function scramExchange(socket: Socket, inbox: ClientInbox, userName: strin
   const first = await inbox.next();
   if (!first) return { ok: false, error: undefined };
   const initial = decodeFrontendMessage(first, 'sasl-initial');
-  if (initial.type !== 'SASLInitialResponse') throw new Error(`expected SASLInitialResponse, got ${initial.type}`);
+  if (initial.type !== 'SASLInitialResponse') throw PgEdgeErrors.protocol(`expected SASLInitialResponse, got ${initial.type}`);
   const serverFirst = server.handleClientFirst(initial.mechanism, initial.data);
   socket.write(encodeBackendMessages({ type: 'AuthenticationSASLContinue', data: serverFirst }));
   const final = await inbox.next();
   if (!final) return { ok: false, error: undefined };
   const response = decodeFrontendMessage(final, 'sasl');
-  if (response.type !== 'SASLResponse') throw new Error(`expected SASLResponse, got ${response.type}`);
+  if (response.type !== 'SASLResponse') throw PgEdgeErrors.protocol(`expected SASLResponse, got ${response.type}`);
   const result = server.handleClientFinal(response.data);
   if (!result.ok) return { ok: false, error: passwordAuthenticationFailed(userName) };
   socket.write(encodeBackendMessages({ type: 'AuthenticationSASLFinal', data: result.serverFinal }));

@@ -20,7 +20,7 @@ import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } 
 import { sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
-import { BackendReportedError, isBackendUnavailable, PgEdgeErrors, toErrorResponse } from '../errors';
+import { BackendReportedError, isBackendUnavailable, logIfInternal, PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
 import { descriptorOf, PauseHoldTimeout, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
@@ -166,7 +166,9 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     this.timing = new UnitTiming(edge.metrics.latency, listener);
     this.router = shared.router(epoch);
     this.sharded = ShardedUnits.of(epoch, this.router, user);
-    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router), this.sharded?.executionRoute);
+    this.plan = new BatchPlan(new StatementRegistry(pg.max_prepared_statements), shared.statementRoutesOf(this.router), this.sharded?.executionRoute, (err) =>
+      logIfInternal(edge.logger, err, { session: this.adminId, while: 'planning' }),
+    );
     this.routeCounters = routeCounters(edge.metrics, listener);
     this.clientFd = client instanceof TLSSocket ? -1 : descriptorOf(client);
     this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes, budget: shared.resultBudget }, this);
@@ -553,7 +555,10 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     };
     sharded.readOnEveryShard(this.shared.pools, { statement, shards, replica }, this.epoch.config.postgres.query_timeout_seconds * 1000).then(
       (answer) => finish(Buffer.concat([answer.bytes, readyForQuery(IDLE)]), answer.failed),
-      (err: unknown) => finish(refusalBytes(err instanceof Error ? err : new Error(String(err)), IDLE), true, err instanceof Error ? err : undefined),
+      (err: unknown) => {
+        logIfInternal(this.edge.logger, err, { session: this.adminId, while: 'read on every shard' });
+        finish(refusalBytes(err instanceof Error ? err : new Error(String(err)), IDLE), true, err instanceof Error ? err : undefined);
+      },
     );
   }
 
@@ -633,6 +638,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
 
   /** A refusal without running anything; in a held transaction the backend must fail too, so it aborts as PostgreSQL would. */
   private refuseUnit(error: Error, synced: boolean, fromPlan = true): void {
+    logIfInternal(this.edge.logger, error, { session: this.adminId, state: this.machine.state });
     if (this.lease) this.spans.refused(error);
     else {
       this.spans.end(error);
@@ -752,6 +758,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   }
 
   fail(error: Error, fatal: boolean): void {
+    logIfInternal(this.edge.logger, error, { session: this.adminId, state: this.machine.state });
     this.retry = undefined;
     if (!fatal && this.held) return this.relay.drain(error);
     if (this.held) return this.poison(error);
@@ -863,6 +870,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   }
 
   private fatal(error: Error): void {
+    logIfInternal(this.edge.logger, error, { session: this.adminId, state: this.machine.state });
     refuse(this.client, toErrorResponse(error, 'FATAL'));
     this.close(error.message);
   }

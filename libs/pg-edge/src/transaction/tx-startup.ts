@@ -5,13 +5,13 @@ import type { DeepReadonly, UserConfig } from '@dbproxy/config';
 import { encodeBackendMessages, pgError, type BackendMessage, type StartupMessage } from '@dbproxy/protocol-pg';
 import { errorMessage, peerAddress, publishOperationalEvent } from '@dbproxy/util';
 import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
-import { PgEdgeErrors, toErrorResponse } from '../errors';
+import { logIfInternal, PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup } from '../frontend-startup';
 import { handleCancel, refuse } from '../session-common';
 import { countRoute } from '../startup-routes';
 import { ClientInbox } from './client-inbox';
 import { StatementSharding } from './sharding/statement-sharding';
-import { authenticateClient } from './frontend-auth';
+import { authenticateClient, type AuthOutcome } from './frontend-auth';
 import { SettingRefused } from './session-settings';
 import { startupSettings, type RequestedSettings } from './startup-parameters';
 import { TransactionSession } from './tx-session';
@@ -33,6 +33,7 @@ export async function startTransactionSession(
   if (outcome.kind === 'cancel') return handleCancel(edge, 'transaction', outcome.processId, outcome.secretKey, client);
   if (outcome.kind === 'failed') {
     if (PgEdgeErrors.loginTimeout.is(outcome.error)) edge.metrics.clientTimeouts.inc({ mode: 'transaction', kind: 'login' });
+    logIfInternal(edge.logger, outcome.error, { mode: 'transaction', while: 'startup' }, 'warn');
     return void (outcome.error ? refuse(outcome.socket, toErrorResponse(outcome.error, 'FATAL')) : outcome.socket.destroy());
   }
   if (outcome.kind !== 'startup') return void outcome.socket.destroy();
@@ -60,7 +61,13 @@ export async function startTransactionSession(
     edge.metrics.clientTimeouts.inc({ mode: 'transaction', kind: 'login' });
     refuse(socket, toErrorResponse(PgEdgeErrors.loginTimeout(Math.round(loginMs / 1000)), 'FATAL'));
   }, Math.max(0, loginEnds - performance.now()));
-  const auth = await authenticateClient(socket, inbox, userName, user, shared.secrets).finally(() => clearTimeout(timer));
+  // a bug's exception is answered here, on the inbox's socket (the caller's may no longer be the client's)
+  const auth = await authenticateClient(socket, inbox, userName, user, shared.secrets)
+    .catch((err: unknown): AuthOutcome => {
+      logIfInternal(edge.logger, err, { mode: 'transaction', while: 'authentication', user: userName });
+      return { ok: false, error: toErrorResponse(err, 'FATAL') };
+    })
+    .finally(() => clearTimeout(timer));
   if (timedOut) return;
   if (!auth.ok) {
     edge.metrics.startupRejections.inc({ reason: 'auth' });

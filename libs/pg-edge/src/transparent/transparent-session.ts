@@ -19,7 +19,7 @@ import type { BackendTarget } from '../backend-directory';
 import { connectTcp, openBackendSocket, sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
 import { loginDeadlineMs, type EdgeContext, type EdgeEpoch, type ListenerRole } from '../edge-context';
-import { isBackendUnavailable, PgEdgeErrors, toErrorResponse } from '../errors';
+import { isBackendUnavailable, isInternalError, logIfInternal, PgEdgeErrors, toErrorResponse } from '../errors';
 import { readStartup, type StartupOutcome } from '../frontend-startup';
 import { idleTimeout, type IdleWatched } from '../idle-sweep';
 import { handleCancel, refuse, refuseAtStartup } from '../session-common';
@@ -167,6 +167,7 @@ export class TransparentSession implements IdleWatched {
     if (this.machine.is('closed')) return;
     const between = this.machine.is('authenticating') || this.watch?.boundaries?.atBoundary === true;
     this.backend?.destroy();
+    logIfInternal(this.edge.logger, error, { mode: 'transparent', reason });
     if (between) refuse(this.client, toErrorResponse(error, 'FATAL'));
     else this.client.destroy();
     this.close(reason);
@@ -229,6 +230,7 @@ export class TransparentSession implements IdleWatched {
     this.close('failed');
     if (err !== undefined && this.span) this.span.fail(errorCodeOf(err), errorMessage(err));
     if (isBackendUnavailable(err)) this.edge.logger.warn({ backend: err.args[0], err }, 'pg-edge could not open a backend connection');
+    else if (isInternalError(err)) logIfInternal(this.edge.logger, err, { mode: 'transparent', while: 'startup' }, 'warn');
     else this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
     void refuseAtStartup(this.edge, client, toErrorResponse(err, 'FATAL'), Math.max(1000, this.loginMs - (performance.now() - this.startedPerf)), true);
   }
@@ -430,7 +432,8 @@ export class TransparentSession implements IdleWatched {
     if (err !== undefined && this.span) this.span.fail(errorCodeOf(err), errorMessage(err));
     if (err !== undefined && !socket.destroyed) {
       refuse(socket, toErrorResponse(err, 'FATAL'));
-      this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
+      if (isInternalError(err)) logIfInternal(this.edge.logger, err, { mode: 'transparent', while: 'startup' }, 'warn');
+      else this.edge.logger.debug({ err: errorMessage(err) }, 'transparent session refused');
     } else socket.destroy();
     this.backend?.destroy();
     this.close('failed');

@@ -3,7 +3,7 @@
 // response policy. Cross-shard writes run only with redis.cross_shard_writes, never atomically.
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
-import { errorReply, RedisEdgeErrors } from '../errors';
+import { errorReply, logIfInternal, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import { CommandFlag } from './command-flags';
@@ -46,6 +46,7 @@ export class Fanout implements ReplySink {
   }
 
   fail(seq: number, part: number, err: Error): void {
+    logIfInternal(this.session.edge.logger, err, { listener: this.session.listener });
     const reply = errorReply(err);
     this.deliver(seq, part, reply, 0, reply.length);
   }

@@ -3,7 +3,7 @@
 // MOVED, at most 256 in flight, and the replies merged into the reply of the whole command (or of
 // its fan-out part).
 import { decodeReply, encodeCommand, type Redirect } from '@dbproxy/resp';
-import { errorReply, RedisEdgeErrors } from '../errors';
+import { errorReply, logIfInternal, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import { RequestPolicy } from './command-flags';
@@ -86,6 +86,7 @@ export class KeyByKey implements ReplySink {
   }
 
   fail(seq: number, k: number, err: Error): void {
+    logIfInternal(this.s.edge.logger, err, { listener: this.s.listener });
     const reply = errorReply(err);
     this.deliver(seq, k, reply, 0, reply.length);
   }

@@ -2,7 +2,7 @@
 // is retried after 2, 4, ... 64 ms, then (a multi-key command) key by key, and until its reply is
 // in, every later command of the session waits (an any-slot gate), so nothing overtakes the retry.
 import type { Redirect } from '@dbproxy/resp';
-import { errorReply } from '../errors';
+import { errorReply, logIfInternal } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import type { ReplySink, SentFrame } from '../io/reply-sink';
 import { followOrSplit } from './key-by-key';
@@ -24,6 +24,7 @@ export class RetriedCommand implements ReplySink {
   }
 
   fail(seq: number, part: number, err: Error): void {
+    logIfInternal(this.s.edge.logger, err, { listener: this.s.listener });
     const reply = errorReply(err);
     this.deliver(seq, part, reply, 0, reply.length);
   }

@@ -1,7 +1,7 @@
 // SCAN across every shard with one composite cursor: node cursor × 1024 + node index. A node's
 // scan that ends moves on to the next node; the last one ends the whole scan with cursor 0.
 import { aggregateElements, encodeBulk, encodeCommand, ReplyScanner, type CommandBatch, type Redirect } from '@dbproxy/resp';
-import { errorReply, RedisEdgeErrors } from '../errors';
+import { errorReply, logIfInternal, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import type { ReplySink, SentFrame } from '../io/reply-sink';
 import type { CommandSpec } from './command-table';
@@ -35,6 +35,7 @@ class ScanSink implements ReplySink {
   }
 
   fail(seq: number, _part: number, err: Error): void {
+    logIfInternal(this.session.edge.logger, err, { listener: this.session.listener });
     this.session.complete(seq, errorReply(err));
   }
 

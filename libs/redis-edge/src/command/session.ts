@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { CommandScanner, InlineReframer, InputBuffer, type Redirect, type CommandBatch } from '@dbproxy/resp';
 import type { LatencyCell } from '@dbproxy/observability';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
-import { errorReply, RedisEdgeErrors } from '../errors';
+import { errorReply, logIfInternal, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { DEFAULT_STATE, type ConnectionState } from '../io/endpoint';
 import { OutputQueue } from '../io/output-queue';
@@ -146,6 +146,7 @@ export class CommandSession implements ReplySink, Flushable {
   /** An error reply in sequence; `reason` counts it as a rejected command. */
   replyError(err: unknown, reason?: string): void {
     if (reason) this.edge.metrics.rejected.inc({ reason, listener: this.listener });
+    logIfInternal(this.edge.logger, err, { listener: this.listener, reason });
     this.reply(errorReply(err));
   }
 
@@ -160,6 +161,7 @@ export class CommandSession implements ReplySink, Flushable {
   }
 
   fail(seq: number, _part: number, err: Error): void {
+    logIfInternal(this.edge.logger, err, { listener: this.listener });
     this.complete(seq, errorReply(err));
   }
 
@@ -436,6 +438,7 @@ export class CommandSession implements ReplySink, Flushable {
 
   private protocolError(err: unknown): void {
     // Like Redis: the error, then the connection is closed (the stream cannot be resynchronized).
+    logIfInternal(this.edge.logger, err, { listener: this.listener, while: 'reading commands' });
     this.reply(errorReply(err));
     this.quitting = true;
     this.input.consume(this.input.end);

@@ -4,7 +4,7 @@
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { invalidateWrite, mayWrite, writtenKeys } from '../cache/cached-commands';
-import { errorReply, RedisEdgeErrors } from '../errors';
+import { errorReply, logIfInternal, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import { Handling } from './command-flags';
@@ -141,6 +141,7 @@ class TransactionRun implements ReplySink {
     this.done = true;
     this.span.recordException(err);
     this.span.end();
+    logIfInternal(this.s.edge.logger, err, { listener: this.s.listener });
     this.s.complete(seq, errorReply(err));
   }
 
