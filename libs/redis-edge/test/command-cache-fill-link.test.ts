@@ -8,6 +8,7 @@
 // forgets what that connection tracked).
 import { Redis } from 'ioredis';
 import { startRedis, waitFor, type ReplicatedServers, type RedisServer } from '@dbproxy/testing';
+import { servedFromCache } from './cache-reads';
 import { startEdge, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
@@ -41,15 +42,8 @@ async function trackingConnections(): Promise<ClientRow[]> {
 }
 
 /** Reads `key` through the edge until a read is a hit (it is in the cache). */
-async function cachedThroughEdge(key: string): Promise<void> {
-  await waitFor(
-    async () => {
-      const before = await edge.metric('dbproxy_redis_cache_hits_total');
-      await client.get(key);
-      return (await edge.metric('dbproxy_redis_cache_hits_total')) > before;
-    },
-    { timeoutMs: 5_000, description: `${key} served from the cache` },
-  );
+function cachedThroughEdge(key: string): Promise<void> {
+  return servedFromCache(edge, client, key);
 }
 
 beforeAll(async () => {

@@ -5,6 +5,7 @@
 // sharing the server staying coherent within the tracking latency.
 import { Redis } from 'ioredis';
 import { startRedis, waitFor, type ReplicatedServers, type RedisServer } from '@dbproxy/testing';
+import { servedFromCache } from './cache-reads';
 import { startEdge, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
@@ -40,18 +41,6 @@ async function readUntil(client: Redis, key: string, value: string, timeoutMs = 
     if (performance.now() - started > timeoutMs) throw new Error(`${key} never read as ${value}: last ${await client.get(key)}`);
     await new Promise((r) => setTimeout(r, 5));
   }
-}
-
-/** Reads `key` through `client` until two reads in a row are hits (it is in the cache). */
-async function cached(edge: EdgeHarness, client: Redis, key: string): Promise<void> {
-  await waitFor(
-    async () => {
-      const before = await edge.metric('dbproxy_redis_cache_hits_total');
-      await client.get(key);
-      return (await edge.metric('dbproxy_redis_cache_hits_total')) > before;
-    },
-    { timeoutMs: 5_000, description: `${key} served from the cache` },
-  );
 }
 
 beforeAll(async () => {
@@ -108,16 +97,16 @@ describe('command-mode reply cache', () => {
   it('a write through the proxy invalidates at dispatch: the next command of the pipeline reads it', async () => {
     const key = `${prefix}own`;
     await direct.set(key, 'old');
-    await cached(a, viaA, key);
+    await servedFromCache(a, viaA, key);
     const replies = await viaA.pipeline().set(key, 'new').get(key).exec();
     expect(replies?.map(([, v]) => v)).toEqual(['OK', 'new']);
-    await cached(a, viaA, key);
+    await servedFromCache(a, viaA, key);
     const tx = await viaA.pipeline().call('MULTI').call('SET', key, 'in-multi').call('EXEC').get(key).exec();
     expect(tx?.map(([, v]) => v)).toEqual(['OK', 'QUEUED', ['OK'], 'in-multi']);
-    await cached(a, viaA, key);
+    await servedFromCache(a, viaA, key);
     const script = await viaA.pipeline().eval("return redis.call('SET', KEYS[1], ARGV[1])", 1, key, 'by-script').get(key).exec();
     expect(script?.map(([, v]) => v)).toEqual(['OK', 'by-script']);
-    await cached(a, viaA, key);
+    await servedFromCache(a, viaA, key);
     expect((await viaA.pipeline().append(key, '+').get(key).exec())?.map(([, v]) => v)).toEqual([10, 'by-script+']);
   });
 
@@ -125,7 +114,7 @@ describe('command-mode reply cache', () => {
     const key = `${prefix}behind`;
     for (let round = 0; round < 5; round++) {
       await direct.set(key, `old${round}`);
-      await cached(a, viaA, key);
+      await servedFromCache(a, viaA, key);
       // The write waits until the hit is answered: were it sent at once, it would invalidate the
       // key before the barrier passed and the hit's read would go to the server after it.
       const replies = await viaA.pipeline().get(key).set(key, `new${round}`).get(key).exec();
@@ -136,14 +125,14 @@ describe('command-mode reply cache', () => {
   it('a write made directly on the server reaches the cache as a tracking invalidation', async () => {
     const key = `${prefix}direct`;
     await direct.set(key, 'before');
-    await cached(a, viaA, key);
+    await servedFromCache(a, viaA, key);
     const invalidations = await a.metric('dbproxy_redis_cache_invalidations_total');
     await direct.set(key, 'after');
     const latency = await readUntil(viaA, key, 'after');
     expect(latency).toBeLessThan(3_000);
     expect(await a.metric('dbproxy_redis_cache_invalidations_total')).toBeGreaterThan(invalidations);
     // FLUSHDB on the server: a null invalidation flushes everything.
-    await cached(a, viaA, key);
+    await servedFromCache(a, viaA, key);
     const flushes = await a.metric('dbproxy_redis_cache_flushes_total', { reason: 'server_flush' });
     await direct.flushdb();
     await waitFor(async () => (await viaA.get(key)) === null, { timeoutMs: 3_000, description: 'the flushed key reads as nil' });
@@ -153,8 +142,8 @@ describe('command-mode reply cache', () => {
   it('a killed tracker flushes the cache, pauses fills, and the cache recovers once it is back', async () => {
     const key = `${prefix}killed`;
     await direct.set(key, 'one');
-    await cached(a, viaA, key);
-    await cached(b, viaB, key);
+    await servedFromCache(a, viaA, key);
+    await servedFromCache(b, viaB, key);
     const flushes = await a.metric('dbproxy_redis_cache_flushes_total', { reason: 'tracker_lost' });
     const clients = ((await direct.call('CLIENT', 'LIST')) as string).split('\n').filter((l) => / resp=3 /.test(` ${l} `));
     expect(clients.length).toBe(2); // one tracker per edge
@@ -166,7 +155,7 @@ describe('command-mode reply cache', () => {
     expect(await a.metric('dbproxy_redis_cache_flushes_total', { reason: 'tracker_lost' })).toBeGreaterThan(flushes);
     // Fills resume with the new trackers, whose invalidations work again.
     for (const edge of [a, b]) await waitFor(async () => (await edge.metric('dbproxy_redis_cache_trackers', { state: 'ready' })) === 1, { timeoutMs: 5_000, description: 'a new tracker' });
-    await cached(a, viaA, key);
+    await servedFromCache(a, viaA, key);
     await direct.set(key, 'three');
     await readUntil(viaA, key, 'three');
   });
