@@ -3,10 +3,8 @@
 // "backend ... is unavailable" ERR naming the backend by its configured name, never the OS error
 // (ECONNREFUSED) or the backend's address, which stay in the edge log.
 import fs from 'node:fs';
-import { KvRecords, openRecords } from '@dbproxy/bus';
-import { documentHash } from '@dbproxy/runtime';
 import { startMariaDb, waitFor } from '@dbproxy/testing';
-import { applyMysqlSetting, startEdge, type EdgeHarness } from './harness';
+import { applyMysqlSetting, applySetting, startEdge, type EdgeHarness } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -16,13 +14,8 @@ const logged: string[] = [];
 const realWrite = fs.write;
 
 /** Publishes `[health] failures_before_down`, so a refusing backend stays up in topology's view. */
-async function tolerateFailedChecks(count: number): Promise<void> {
-  const store = await openRecords(edge.runtime.bus, KvRecords.config);
-  const current = await store.get({});
-  const document = structuredClone(current?.value?.config as Record<string, Record<string, unknown>>);
-  (document['health'] as Record<string, unknown>)['failures_before_down'] = count;
-  await store.put({}, { config: document, hash: documentHash(document), author: 'test', appliedAt: new Date().toISOString(), comment: 'health' }, { expectedRevision: current?.revision ?? 0 });
-  await waitFor(() => (edge.runtime.config.current().config.health as Record<string, unknown>)['failures_before_down'] === count || null);
+function tolerateFailedChecks(count: number): Promise<void> {
+  return applySetting(edge, 'health', 'failures_before_down', count);
 }
 
 beforeAll(async () => {

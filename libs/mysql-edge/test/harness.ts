@@ -132,10 +132,15 @@ export async function closeDirect(direct: DirectConnections | undefined): Promis
  * the configuration KV) and waits until the edge runs it.
  */
 export async function applyMysqlSetting(edge: EdgeHarness, name: string, value: unknown): Promise<void> {
+  await applySetting(edge, 'mysql', name, value);
+}
+
+/** Publishes `[section] name = value` as a new configuration version and waits until the edge applied it. */
+export async function applySetting(edge: EdgeHarness, section: string, name: string, value: unknown): Promise<void> {
   const store = await openRecords(edge.runtime.bus, KvRecords.config);
   const current = await store.get({});
   const document = structuredClone(current?.value?.config as Record<string, Record<string, unknown>>);
-  (document['mysql'] as Record<string, unknown>)[name] = value;
-  await store.put({}, { config: document, hash: documentHash(document), author: 'test', appliedAt: new Date().toISOString(), comment: `mysql.${name}` }, { expectedRevision: current?.revision ?? 0 });
-  await waitFor(() => (edge.runtime.config.current().config.mysql as Record<string, unknown>)[name] === value || null);
+  (document[section] as Record<string, unknown>)[name] = value;
+  await store.put({}, { config: document, hash: documentHash(document), author: 'test', appliedAt: new Date().toISOString(), comment: `${section}.${name}` }, { expectedRevision: current?.revision ?? 0 });
+  await waitFor(() => ((edge.runtime.config.current().config as unknown as Record<string, Record<string, unknown>>)[section])[name] === value || null);
 }
