@@ -10,6 +10,7 @@ import { Fingerprinter, type StatementScan } from './fingerprint';
 import { canonicalFunctionName } from './functions';
 import { literalKey, parameterKey, type SqlValue } from './literals';
 import type { RoutingDecision } from './routing-decision';
+import { ShapeMemo } from './shape-memo';
 import { ShardRuleSet } from './shard-rules';
 import { bindTemplate, parametersRead, type SlotData } from './shard-template';
 import { StatementParser } from './statement-parser';
@@ -87,12 +88,15 @@ export class SqlRouter {
   private readonly config: AnalyzerConfig;
   private readonly counters: AnalyzerCounters = { parses: 0, parseFailures: 0, tooComplex: 0 };
   private keyCollisions = 0;
+  /** Simple statements whose route does not depend on their literals, found again by text (no tokenizer run). */
+  private readonly shapes: ShapeMemo<SqlRoute>;
 
   constructor(options: SqlRouterOptions) {
     validate(options);
     this.dialect = options.dialect;
     this.fingerprinter = new Fingerprinter(options.dialect);
     this.cache = new BoundedLru(options.cacheSize);
+    this.shapes = new ShapeMemo(Math.min(options.cacheSize, MAX_SHAPES));
     this.config = {
       dialect: options.dialect,
       rules: new ShardRuleSet(options.shardRules),
@@ -105,12 +109,21 @@ export class SqlRouter {
 
   /** Routes statement text; `params` bind its placeholders when it has any. Never throws. */
   route(text: string, params?: readonly SqlValue[]): SqlRoute {
+    if (params === undefined) {
+      const known = this.shapes.find(text);
+      if (known !== undefined) {
+        if (cacheLookup.hasSubscribers) cacheLookup.publish({ hit: true });
+        return known;
+      }
+    }
     const scan = this.fingerprinter.run(text);
     const [entry, cache] = this.lookup(scan);
     const classification = entry.autocommit === undefined ? entry.classification : this.autocommitVariant(entry, scan, params);
     const decision = bindTemplate(entry.template.template, scan, params, this.dialect);
     const comments = scan.comments;
-    return this.result(entry, classification, decision, comments.hints, comments.traceparent, comments.tracestate, cache);
+    const route = this.result(entry, classification, decision, comments.hints, comments.traceparent, comments.tracestate, cache);
+    if (params === undefined && valueFree(entry, scan)) this.shapes.remember(text, scan, cache === 'hit' ? route : { ...route, cache: 'hit' });
+    return route;
   }
 
   /** Scans and analyzes a statement once; routePrepared() then binds values without re-parsing. */
@@ -134,7 +147,8 @@ export class SqlRouter {
   }
 
   stats(): SqlRouterStats {
-    return { ...this.cache.stats(), ...this.counters, keyCollisions: this.keyCollisions };
+    const lru = this.cache.stats();
+    return { ...lru, hits: lru.hits + this.shapes.hits, ...this.counters, keyCollisions: this.keyCollisions };
   }
 
   private lookup(scan: StatementScan): [CacheEntry, 'hit' | 'miss'] {
@@ -199,6 +213,20 @@ export class SqlRouter {
     const text = String(value.key).toUpperCase();
     return text === '1' || text === 'ON' || text === 'TRUE' ? variants.on : variants.off;
   }
+}
+
+/** Shapes SqlRouter keeps at most (ShapeMemo), within its cache size. */
+const MAX_SHAPES = 1024;
+
+/**
+ * Whether every statement of this one's shape gets the same route: none of it depends on a literal's
+ * value (no shard key read from one, no SET autocommit variant) and no comment carries hints or trace
+ * context; a single complete statement.
+ */
+function valueFree(entry: CacheEntry, scan: StatementScan): boolean {
+  if (entry.autocommit !== undefined || entry.template.template.kind !== 'fixed' || scan.statementCount > 1 || scan.unterminated !== undefined) return false;
+  const source = scan.source;
+  return source.indexOf('--') < 0 && source.indexOf('/*') < 0 && source.indexOf('#') < 0;
 }
 
 function validate(options: SqlRouterOptions): void {

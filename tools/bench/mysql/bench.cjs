@@ -23,6 +23,8 @@
 //   --defaults mysql-edge with its shipped defaults: its configuration names only listeners, users and
 //              backends (pool_max_per_backend, max_connections, pipeline_depth, workers as shipped);
 //              not combined with --workers or --pipeline-depth
+//   --warmup S unmeasured seconds of oltp_point_select per target at the largest thread count before the measured runs
+//              (default 2; 0: none): a fresh Node process runs its hot paths unoptimised at first
 //   --rounds N each measurement N times, interleaved, best kept (the machine is shared and noisy)
 //   --soak     also sysbench oltp_read_write, 32 threads, 60 s, through mysql-edge (with --pipeline-depth:
 //              pipelined, pool of --pipeline-pool): autocommit
@@ -44,7 +46,7 @@ const { startMariaDb, startNats, freePort } = require('../../../libs/testing/src
 const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, fmt, checkOptions, onInterrupt } = require('../common.cjs');
 
 const SHARDED = args.includes('--sharded');
-if (!SHARDED) checkOptions(__filename, { values: ['json', 'threads', 'duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only', 'defaults', 'direct', 'causal'] });
+if (!SHARDED) checkOptions(__filename, { values: ['warmup', 'json', 'threads', 'duration', 'rounds', 'workers', 'idle', 'edge-node-args', 'pipeline-depth', 'pipeline-pool'], flags: ['quick', 'soak', 'soak-only', 'point-select', 'memory-only', 'defaults', 'direct', 'causal'] });
 const DEFAULTS = args.includes('--defaults');
 if (DEFAULTS && ['--workers', '--pipeline-depth', '--pipeline-pool'].some((o) => args.includes(o))) {
   console.error('--defaults runs the shipped defaults: it does not take --workers, --pipeline-depth or --pipeline-pool');
@@ -53,6 +55,8 @@ if (DEFAULTS && ['--workers', '--pipeline-depth', '--pipeline-pool'].some((o) =>
 
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const ROUNDS = Number(opt('rounds', '1'));
+/** Unmeasured seconds of oltp_point_select per target before the measured runs (--warmup). */
+const WARMUP = Number(opt('warmup', '2'));
 const WORKERS = Number(opt('workers', '1'));
 const IDLE = Number(opt('idle', '2000'));
 const SOAK = args.includes('--soak') || args.includes('--soak-only');
@@ -294,7 +298,7 @@ async function main() {
     ];
     const targets = POINT_SELECT && !args.includes('--direct') ? proxied : [direct, ...proxied];
     const dbPids = POINT_SELECT ? mariadbPids([db.primary.port, db.replicas[0].port]) : [];
-    if (!MEMORY_ONLY) for (const t of targets) sysbench('oltp_point_select', { ...t }, 8, 'run', ['--time=2']); // warm-up
+    if (!MEMORY_ONLY && WARMUP > 0) for (const t of targets) sysbench('oltp_point_select', { ...t }, Math.max(...THREADS), 'run', [`--time=${WARMUP}`]); // warm-up, unmeasured
     const rows = [];
     const tests = MEMORY_ONLY ? [] : POINT_SELECT ? ['oltp_point_select'] : ['oltp_point_select', 'oltp_read_only'];
     for (const test of tests) {

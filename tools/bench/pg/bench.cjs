@@ -23,23 +23,29 @@
 //               backend (pool_max_per_backend, pipeline_depth, read_after_write_seconds, workers as shipped), PgBouncer
 //               without default_pool_size (its own default); not combined with --pipeline-depth, --pipeline-pool or --workers
 //   --json FILE  also write every cell (tps, p95 ms, proxy CPU µs/tx per target) to FILE as JSON (tools/bench/defaults.cjs reads it)
+//   --warmup S  before the measured runs, drive every proxy with pgbench for S seconds per script and protocol at
+//               the largest client count, unmeasured (default 2; 0: none): a fresh Node process runs its hot paths
+//               unoptimised for its first seconds, and a 3 s --quick run otherwise measures mostly that warm-up
 //   --perf DIR  record each proxy run with `perf record -g` into DIR (EDGE_NODE_FLAGS=--perf-basic-prof names JS frames)
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer with apt-get when missing, runs the
 // proxy as `./bin/dbproxy start pg-edge topology` (build first with `npm run build`).
 'use strict';
 require('../sql/ts-register.cjs');
 const { spawn, execFileSync } = require('node:child_process');
-const { mkdtempSync, writeFileSync, chownSync, rmSync, readdirSync, readFileSync } = require('node:fs');
+const { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { args, opt, sleep, ensureInstalled, waitPort, waitReady, cpuSeconds, treeCpu, treeRss, machineTicks, idleShare, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['json', 'duration', 'idle', 'rounds', 'clients', 'protocols', 'pipeline-depth', 'pipeline-pool', 'workers', 'perf', 'strace'], flags: ['quick', 'select-only', 'no-direct', 'memory-only', 'soak', 'no-memory', 'defaults'] });
+checkOptions(__filename, { values: ['json', 'warmup', 'duration', 'idle', 'rounds', 'clients', 'protocols', 'pipeline-depth', 'pipeline-pool', 'workers', 'perf', 'strace'], flags: ['quick', 'select-only', 'no-direct', 'memory-only', 'soak', 'no-memory', 'defaults'] });
 const { startPostgres, startNats, freePort } = require('../../../libs/testing/src/index.ts');
 const { IdleClients } = require('./idle-clients.cjs');
+const { postgresIds, writePgbouncerConfig } = require('./pgbouncer.cjs');
 
 const DURATION = args.includes('--quick') ? 3 : Number(opt('duration', '10'));
 const IDLE = Number(opt('idle', '1000'));
+/** Unmeasured seconds of pgbench per proxy, script and protocol before the measured runs (--warmup). */
+const WARMUP = Number(opt('warmup', '2'));
 /** Each cell is run this many times, targets interleaved, and the best run is kept: a shared machine's load comes and goes. */
 const ROUNDS = Number(opt('rounds', '2'));
 const CLIENTS = opt('clients', '10,50').split(',').map(Number);
@@ -95,24 +101,24 @@ function p95FromLogs(logDir) {
   return latencies[Math.min(latencies.length - 1, Math.ceil(0.95 * latencies.length) - 1)] / 1000;
 }
 
-function pgbench(port, user, extra, env = {}, pid = undefined) {
+function pgbench(port, user, extra, env = {}, pid = undefined, duration = DURATION) {
   const cpuOf = (p) => (WORKERS > 1 ? { ...treeCpu(p), minorFaults: cpuSeconds(p).minorFaults } : cpuSeconds(p));
   const cpuBefore = pid ? cpuOf(pid) : { user: 0, system: 0 };
   const ticksBefore = machineTicks();
   const serversBefore = serverCpu();
   if (PERF_DIR && pid) {
     const out = join(PERF_DIR, `perf.${++perfRuns}.${pid}.${extra.join('')}.data`);
-    spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(Math.max(1, DURATION - 2))], { stdio: 'ignore' });
+    spawn('perf', ['record', '-F', '999', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(Math.max(1, duration - 2))], { stdio: 'ignore' });
   }
   if (STRACE_DIR && pid) {
     const out = join(STRACE_DIR, `strace.${++perfRuns}.${pid}.${extra.join('')}.txt`);
     const tracer = spawn('strace', ['-c', '-f', '-p', String(pid), '-o', out], { stdio: 'ignore' });
-    setTimeout(() => tracer.kill('SIGINT'), DURATION * 1000 - 500);
+    setTimeout(() => tracer.kill('SIGINT'), duration * 1000 - 500);
   }
   const logDir = mkdtempSync(join(tmpdir(), 'dbproxy-bench-pgbench-log-'));
   return new Promise((resolve) => {
     const log = ['-l', '--log-prefix', join(logDir, 'tx')];
-    const child = spawn('pgbench', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-n', '-j', '2', '-T', String(DURATION), ...log, ...extra, 'bench'], {
+    const child = spawn('pgbench', ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-n', '-j', '2', '-T', String(duration), ...log, ...extra, 'bench'], {
       env: { ...process.env, PGPASSWORD: PASSWORD, ...env },
     });
     let out = '';
@@ -139,32 +145,8 @@ function pgbench(port, user, extra, env = {}, pid = undefined) {
 }
 
 async function startPgbouncer(bin, dir, pgPort, port) {
-  const ini = join(dir, 'pgbouncer.ini');
-  writeFileSync(join(dir, 'userlist.txt'), `"postgres" "${PASSWORD}"\n`);
-  writeFileSync(
-    ini,
-    [
-      '[databases]',
-      `bench = host=127.0.0.1 port=${pgPort} dbname=bench user=postgres`,
-      '[pgbouncer]',
-      `listen_addr = 127.0.0.1`,
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'userlist.txt')}`,
-      'pool_mode = transaction',
-      ...(DEFAULTS ? [] : [`default_pool_size = ${POOL}`]),
-      'max_client_conn = 5000',
-      `logfile = ${join(dir, 'pgbouncer.log')}`,
-      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
-      '',
-    ].join('\n'),
-  );
-  const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
-  const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
-  for (const f of ['pgbouncer.ini', 'userlist.txt']) chownSync(join(dir, f), uid, gid);
-  chownSync(dir, uid, gid);
-  const child = spawn(bin, [ini], { uid, gid, stdio: 'ignore' });
+  const ini = writePgbouncerConfig(dir, { pgPort, port, password: PASSWORD, defaultPoolSize: DEFAULTS ? undefined : POOL });
+  const child = spawn(bin, [ini], { ...postgresIds(), stdio: 'ignore' });
   await waitPort(port);
   return child;
 }
@@ -247,6 +229,7 @@ async function main() {
       const name = `pg-edge transaction+pipeline ${PIPELINE_DEPTH}${PIPELINE_POOL ? ` pool ${pool}` : ''}`;
       targets.push(await edgeTarget(name, () => startEdge(dir, 'pipelined', pg.primary.port, 'transaction', PIPELINE_DEPTH, pool), true));
     }
+    if (!args.includes('--memory-only')) await warmUp(targets);
     const results = [];
     for (const [script, scriptArgs] of args.includes('--memory-only') ? [] : SCRIPTS) {
       for (const [protocol, protocolArgs] of PROTOCOLS) {
@@ -293,6 +276,22 @@ async function main() {
     for (const bus of buses) await bus.destroy();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Drives every proxy (targets with a pid) through each script and protocol for WARMUP seconds at the
+ * largest client count, unmeasured, so the measured runs see its steady state: V8 compiles a hot
+ * function with its optimising tier only after many calls, and PgBouncer, in C, has no such start.
+ */
+async function warmUp(targets) {
+  if (!(WARMUP > 0)) return;
+  const clients = String(Math.max(...CLIENTS));
+  for (const target of targets.filter((t) => t.pid)) {
+    for (const [, scriptArgs] of SCRIPTS) {
+      for (const [, protocolArgs] of PROTOCOLS) await pgbench(target.port, target.user, ['-c', clients, ...protocolArgs, ...scriptArgs], {}, undefined, WARMUP);
+    }
+  }
+  console.log(`  warmed up ${targets.filter((t) => t.pid).map((t) => t.name).join(', ')}: ${WARMUP} s each per script and protocol at ${clients} clients, unmeasured`);
 }
 
 /** dbproxy_pg_pipelined_units_total from the edge's admin /metrics. */

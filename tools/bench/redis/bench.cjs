@@ -17,6 +17,8 @@
 // connection per client, twemproxy and command mode multiplex them, and Redis pays for every small read and write.
 // Starts its own Redis servers (libs/testing, from dist/), installs nutcracker with apt-get when
 // missing, runs the proxy as `./bin/dbproxy start topology redis-edge` (build first: npm run build).
+// --warmup N: before the measured runs, N unmeasured GET and SET requests per proxy at each -P (default 50000; 0: none):
+// a fresh Node process runs its hot paths unoptimised at first, which a short run would otherwise mostly measure.
 // Every cell runs --rounds times with the targets interleaved and the best run is kept: a shared
 // machine's load comes and goes.
 'use strict';
@@ -26,7 +28,7 @@ const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { ROOT, args, opt, ensureInstalled, waitPort, waitReady, cpuSeconds, pad, ratio, loadAverage, checkOptions, onInterrupt } = require('../common.cjs');
 
-checkOptions(__filename, { values: ['requests', 'rounds', 'workers', 'pipelines', 'json'], flags: ['quick', 'focus', 'defaults', 'floor'] });
+checkOptions(__filename, { values: ['warmup', 'requests', 'rounds', 'workers', 'pipelines', 'json'], flags: ['quick', 'focus', 'defaults', 'floor'] });
 
 const { startRedis, startRedisCluster, startNats, freePort } = require(join(ROOT, 'dist', 'libs', 'testing', 'src', 'index.js'));
 
@@ -44,6 +46,8 @@ if (DEFAULTS && (FOCUS || args.includes('--workers'))) {
 }
 const REQUESTS = Number(opt('requests', QUICK ? '50000' : '200000'));
 const ROUNDS = Number(opt('rounds', QUICK ? '1' : '3'));
+/** Unmeasured requests per proxy and -P before the measured runs (--warmup). */
+const WARMUP = Number(opt('warmup', '50000'));
 const CLIENTS = 50;
 const PIPELINES = opt('pipelines', '1,16').split(',').map(Number);
 const children = [];
@@ -111,9 +115,9 @@ async function benchmark(target, pipeline) {
   return rows;
 }
 
-function redisBenchmark(port, pipeline, cluster) {
+function redisBenchmark(port, pipeline, cluster, requests = REQUESTS) {
   return new Promise((resolve) => {
-    const argv = ['-h', '127.0.0.1', '-p', String(port), '-c', String(CLIENTS), '-n', String(REQUESTS), '-P', String(pipeline), '-r', '100000', '-t', 'get,set', '--csv', ...(cluster ? ['--cluster'] : [])];
+    const argv = ['-h', '127.0.0.1', '-p', String(port), '-c', String(CLIENTS), '-n', String(requests), '-P', String(pipeline), '-r', '100000', '-t', 'get,set', '--csv', ...(cluster ? ['--cluster'] : [])];
     const { child, output } = run('redis-benchmark', argv);
     child.on('close', () => {
       const rows = {};
@@ -145,6 +149,8 @@ function report(title, targets, results, baselines) {
 
 async function measure(targets) {
   const results = Object.fromEntries(targets.map((t) => [t.name, Object.fromEntries(PIPELINES.map((P) => [P, {}]))]));
+  // proxies only (Redis itself has no warm-up): their hot paths optimised before anything is measured
+  if (WARMUP > 0) for (const t of targets.filter((x) => x.pid)) for (const P of PIPELINES) await redisBenchmark(t.port, P, t.cluster, WARMUP);
   for (let round = 0; round < ROUNDS; round++) {
     for (const P of PIPELINES) {
       for (const t of targets) {

@@ -1,0 +1,145 @@
+// Statements routed before, recognised again by their text without the tokenizer: a repeated query
+// that differs from an earlier one only in its plain integer and simple string literals (the same
+// shape, as `SELECT abalance FROM pgbench_accounts WHERE aid = 4711;` is to `... aid = 17;`) has the
+// same fingerprint, so its route is the earlier one's wherever the route does not depend on literal
+// values. SqlRouter keeps only such routes here (no shard key read from a literal, no SET autocommit
+// variant, no comments, which carry hints and trace context).
+import type { StatementScan } from './statement-scan';
+
+/** How many characters key a shape: statements with a variable literal before them are not kept. */
+export const SHAPE_KEY_LENGTH = 16;
+/** Shapes kept per key (statements that start alike); a further one replaces the oldest. */
+const SHAPES_PER_KEY = 4;
+
+/** Variable parts of a shape: `kind` DIGITS (an unsigned integer) or QUOTED ('...' without quotes or backslashes inside). */
+const DIGITS = 1;
+const QUOTED = 2;
+
+interface Shape<R> {
+  /** The earlier statement's text. */
+  readonly text: string;
+  /** Per variable literal: start, end (in `text`) and kind, flattened. */
+  readonly literals: Int32Array;
+  readonly route: R;
+}
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+
+/**
+ * What may follow a variable literal for the tokenizer to end it there in any statement whose text
+ * agrees elsewhere: white space, `,` `;` `)` or the end (not a letter, digit, `.`, `_`, `$` or quote,
+ * which could make a longer or another token).
+ */
+const endsLiteral = (c: number): boolean => Number.isNaN(c) || c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d || c === 0x2c || c === 0x3b || c === 0x29;
+
+/** The variable literals of a scanned statement, or undefined when it has none before SHAPE_KEY_LENGTH and none at all. */
+function variableLiterals(scan: StatementScan, text: string): Int32Array | undefined {
+  const found: number[] = [];
+  for (let i = 0; i < scan.rawStart.length; i++) {
+    const start = scan.rawStart.data[i] as number;
+    const end = scan.rawEnd.data[i] as number;
+    const kind = literalKind(text, start, end);
+    if (kind === 0) continue; // kept as fixed text: a statement of this shape must have it verbatim
+    if (start < SHAPE_KEY_LENGTH || !endsLiteral(text.charCodeAt(end))) return undefined;
+    found.push(start, end, kind);
+  }
+  return found.length === 0 ? undefined : Int32Array.from(found);
+}
+
+function literalKind(text: string, start: number, end: number): number {
+  if (end <= start) return 0;
+  let digits = true;
+  for (let i = start; i < end && digits; i++) digits = isDigit(text.charCodeAt(i));
+  if (digits) return DIGITS;
+  if (end - start < 2 || text.charCodeAt(start) !== 0x27 || text.charCodeAt(end - 1) !== 0x27) return 0;
+  for (let i = start + 1; i < end - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x27 || c === 0x5c) return 0;
+  }
+  return QUOTED;
+}
+
+/** Whether `a[from, to)` equals `b` from `at`. */
+function sameRun(a: string, from: number, to: number, b: string, at: number): boolean {
+  if (at + (to - from) > b.length) return false;
+  for (let i = from; i < to; i++) if (a.charCodeAt(i) !== b.charCodeAt(at + i - from)) return false;
+  return true;
+}
+
+/** Where the variable literal of `kind` that starts at `at` in `text` ends, or -1 when there is none of that kind. */
+function literalEnd(text: string, at: number, kind: number): number {
+  let i = at;
+  if (kind === DIGITS) {
+    while (isDigit(text.charCodeAt(i))) i++;
+    return i > at ? i : -1;
+  }
+  if (text.charCodeAt(i) !== 0x27) return -1;
+  for (i++; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) return -1;
+    if (c === 0x27) return text.charCodeAt(i + 1) === 0x27 ? -1 : i + 1;
+  }
+  return -1;
+}
+
+/** Whether `text` is `shape` with other values in its variable literals (and the same everything else). */
+function matches<R>(shape: Shape<R>, text: string): boolean {
+  const earlier = shape.text;
+  const literals = shape.literals;
+  let from = 0; // in the earlier text
+  let at = 0; // in this one
+  for (let i = 0; i < literals.length; i += 3) {
+    const start = literals[i] as number;
+    if (!sameRun(earlier, from, start, text, at)) return false;
+    at += start - from;
+    const end = literalEnd(text, at, literals[i + 2] as number);
+    if (end < 0 || !endsLiteral(text.charCodeAt(end))) return false;
+    at = end;
+    from = literals[i + 1] as number;
+  }
+  return earlier.length - from === text.length - at && sameRun(earlier, from, earlier.length, text, at);
+}
+
+/** Routes by shape, at most `capacity` shapes (all forgotten when full: a workload of that many shapes gains nothing here). */
+export class ShapeMemo<R> {
+  private readonly byKey = new Map<string, Shape<R>[]>();
+  private size = 0;
+  hits = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  /** The route of an earlier statement of the same shape, or undefined. */
+  find(text: string): R | undefined {
+    if (text.length <= SHAPE_KEY_LENGTH) return undefined;
+    const shapes = this.byKey.get(text.slice(0, SHAPE_KEY_LENGTH));
+    if (shapes === undefined) return undefined;
+    for (const shape of shapes) {
+      if (matches(shape, text)) {
+        this.hits++;
+        return shape.route;
+      }
+    }
+    return undefined;
+  }
+
+  /** Keeps `route` for statements of `text`'s shape (`scan`: its scan, just run); a statement without variable literals is not kept. */
+  remember(text: string, scan: StatementScan, route: R): void {
+    const literals = variableLiterals(scan, text);
+    if (literals === undefined) return;
+    if (this.size >= this.capacity) {
+      this.byKey.clear();
+      this.size = 0;
+    }
+    const key = text.slice(0, SHAPE_KEY_LENGTH);
+    const shapes = this.byKey.get(key);
+    const shape = { text, literals, route };
+    if (shapes !== undefined && shapes.length >= SHAPES_PER_KEY) {
+      shapes.copyWithin(0, 1);
+      shapes[shapes.length - 1] = shape;
+      return;
+    }
+    if (shapes === undefined) this.byKey.set(key, [shape]);
+    else shapes.push(shape);
+    this.size++;
+  }
+}
