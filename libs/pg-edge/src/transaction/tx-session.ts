@@ -365,12 +365,15 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
 
   /** `executions`: the statements that decide the shard (the simple query, or the batch's bound executions); `sql`: a simple query's text. */
   private runUnit(routes: readonly SqlRoute[], synced: boolean, emit: Emit, fromPlan = true, executions: readonly SqlRoute[] = routes, sql?: string): void {
-    const decision = decideUnit(routes, this.listener, this.window.requiresPrimary(performance.now()));
+    // one clock reading for the unit's start, its pool wait and its send while they happen in this call
+    // (a unit sent at once: no wait; the routing's microseconds count to the backend's time)
+    const now = performance.now();
+    const decision = decideUnit(routes, this.listener, this.window.requiresPrimary(now));
     this.edge.counts.statements++;
     if (routes.length > 0) this.statement = (routes[0] as SqlRoute).fingerprint.text;
     this.retry = undefined;
     this.spans.begin(routes);
-    this.timing.begin();
+    this.timing.begin(now);
     if (decision.kind === 'refuse') {
       if (decision.reason === 'read_only') this.edge.metrics.readOnlyRejections.inc({ listener: this.listener });
       this.edge.metrics.routingFailures.inc({ reason: decision.reason });
@@ -396,7 +399,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       this.routeCounters.held.inc();
       this.timing.onHeld(this.lease.backend);
       if (this.held) this.spans.onHeld(this.held, this.lease.backend, this.epoch.directory.config(this.lease.backend)?.address);
-      return this.dispatch(emit);
+      return this.dispatch(emit, now);
     }
     const pg = this.epoch.config.postgres;
     let name: string;
@@ -408,7 +411,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       if (this.causalTarget !== undefined && decision.role === 'replica' && target.role !== 'replica') this.shared.replay.count('primary');
       this.routeCounters[target.role].inc();
       this.spans.acquiring(name, target.config.address, target.role, choice.fellBack);
-      this.timing.acquiring(choice.fellBack ? 'fallback' : target.role, name);
+      this.timing.acquiring(choice.fellBack ? 'fallback' : target.role, name, now);
     } catch (err) {
       this.edge.metrics.routingFailures.inc({ reason: 'no_backend' });
       return this.refuseUnit(err instanceof Error ? err : new Error(String(err)), synced, fromPlan);
@@ -421,11 +424,11 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     // a sharded unit may carry a deferred BEGIN: it does not run again
     if (!this.sharded) this.retry = { emit: fromPlan ? (out, expect) => this.plan.emitAgain(this.connection(), out, expect) : emit, synced, fromPlan, name, reserved };
     const idle = this.shared.pools.tryAcquire(name, reserved, joinable);
-    if (idle) return this.onLease(idle, emit, synced, fromPlan);
+    if (idle) return this.onLease(idle, emit, synced, fromPlan, now);
     const joined = joinable ? this.shared.pools.tryJoin(name, depth) : undefined;
     if (joined) {
       this.edge.metrics.pipelinedUnits.inc();
-      return this.onLease(joined, emit, synced, fromPlan);
+      return this.onLease(joined, emit, synced, fromPlan, now);
     }
     this.cancelWhileWaiting = false;
     this.spans.waiting();
@@ -470,7 +473,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     return target.config.name;
   }
 
-  private onLease(lease: PgLease, emit: Emit, synced: boolean, fromPlan: boolean): void {
+  /** `now`: the unit's clock reading when the lease came in the same call (none after a wait). */
+  private onLease(lease: PgLease, emit: Emit, synced: boolean, fromPlan: boolean, now?: number): void {
     if (!this.machine.is('running')) return this.shared.pools.release(lease, true);
     if (this.cancelWhileWaiting) {
       this.shared.pools.release(lease, true);
@@ -481,7 +485,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
       if (!this.shared.replay.known(lease.backend, target)) return this.awaitReplica(lease, target, emit, synced, fromPlan);
       this.shared.replay.count('replica_now');
     }
-    this.takeLease(lease, emit, synced, fromPlan);
+    this.takeLease(lease, emit, synced, fromPlan, now);
   }
 
   /** Causal reads: the replica runs the unit once it replayed `target` (polled up to causal_wait_ms), else the primary does. */
@@ -509,13 +513,13 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     );
   }
 
-  private takeLease(lease: PgLease, emit: Emit, synced: boolean, fromPlan: boolean): void {
+  private takeLease(lease: PgLease, emit: Emit, synced: boolean, fromPlan: boolean, now = performance.now()): void {
     this.lease = lease;
     lease.connection.unnamedHolds = undefined;
     this.spans.acquired();
-    this.timing.acquired();
+    this.timing.acquired(now);
     const begin = this.sharded?.deferred.take();
-    if (begin === undefined) return this.dispatch(emit);
+    if (begin === undefined) return this.dispatch(emit, now);
     this.sharded?.openTransaction(lease.connection, begin).then(
       () => {
         if (this.machine.is('running') && this.lease === lease) this.dispatch(emit);
@@ -577,7 +581,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   }
 
   /** Sends the unit (or the next part of an open batch) on the session's connection. */
-  private dispatch(emit: Emit): void {
+  private dispatch(emit: Emit, now = performance.now()): void {
     const conn = this.connection();
     if (!this.machine.is('running')) this.machine.transition(this.machine.state, 'running', 'dispatch');
     if (this.relay.pending === 0) this.relay.reset();
@@ -587,8 +591,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     if (conn.settings !== this.settings) this.applySettings(conn);
     emit(this.toBackend, this.relay.expectations);
     this.toBackend.flush(conn.stream, conn.fd);
-    this.timing.sent();
-    this.deadline = performance.now() + this.epoch.config.postgres.query_timeout_seconds * 1000;
+    this.timing.sent(now);
+    this.deadline = now + this.epoch.config.postgres.query_timeout_seconds * 1000;
     this.shared.running.add(this);
     if (this.relay.pending === 0) this.drained();
   }

@@ -1,5 +1,6 @@
 // Times one transaction-mode unit (statements up to Sync) for the latency histograms: begun,
-// waiting for a pooled connection, sent to the backend, answered (ReadyForQuery). No allocation per unit.
+// waiting for a pooled connection, sent to the backend, answered (ReadyForQuery). No allocation per unit;
+// the steps that happen in one call share the caller's clock reading (`now`), each reading costs ~0.1 µs.
 import { latencyClock, type EdgeLatency, type LatencySeries } from '@dbproxy/observability';
 
 export class UnitTiming {
@@ -17,24 +18,24 @@ export class UnitTiming {
   ) {}
 
   /** A unit starts; a batch continued after Flush keeps its start. */
-  begin(): void {
+  begin(now = latencyClock()): void {
     if (this.open) return;
     this.open = true;
-    this.startedAt = latencyClock();
+    this.startedAt = now;
     this.series = null;
   }
 
   /** The unit asks `backend`'s pool for a connection, by `route` (primary, replica, fallback). */
-  acquiring(route: string, backend: string): void {
+  acquiring(route: string, backend: string, now = latencyClock()): void {
     this.route = route;
     this.backend = backend;
-    this.waitStartedAt = latencyClock();
+    this.waitStartedAt = now;
   }
 
   /** The pool lent the connection. */
-  acquired(): void {
+  acquired(now = latencyClock()): void {
     const series = this.seriesNow();
-    series.poolWait.since(this.waitStartedAt);
+    series.poolWait.observe((now - this.waitStartedAt) / 1000);
   }
 
   /** The unit runs on the connection the session holds: no pool wait. */
@@ -45,8 +46,8 @@ export class UnitTiming {
   }
 
   /** The unit's bytes went to the backend. */
-  sent(): void {
-    if (this.series !== null && this.sentAt === 0) this.sentAt = latencyClock();
+  sent(now = latencyClock()): void {
+    if (this.series !== null && this.sentAt === 0) this.sentAt = now;
   }
 
   /** ReadyForQuery came back: the unit's answer is complete. */
@@ -55,8 +56,9 @@ export class UnitTiming {
     this.open = false;
     this.series = null;
     if (series === null || this.sentAt === 0) return;
-    series.backend.since(this.sentAt);
-    series.statement.since(this.startedAt);
+    const now = latencyClock();
+    series.backend.observe((now - this.sentAt) / 1000);
+    series.statement.observe((now - this.startedAt) / 1000);
     this.sentAt = 0;
   }
 
