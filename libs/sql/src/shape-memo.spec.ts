@@ -1,6 +1,7 @@
 // ShapeMemo through SqlRouter: a statement recognised by shape gets exactly the route a full
 // tokenizer run gives it, whatever its literals hold; routes that depend on values never come from it.
 import { SqlRouter, type SqlRoute, type SqlRouterOptions } from './router';
+import { SHAPE_MAX_LENGTH } from './shape-memo';
 
 const RULES: SqlRouterOptions['shardRules'] = [{ table: 'users', column: 'id', map: { kind: 'hash', shards: ['s0', 's1'] } }];
 const make = (dialect: 'mysql' | 'postgresql'): SqlRouter => new SqlRouter({ dialect, shardRules: RULES, multiShard: 'all_shards', cacheSize: 64 });
@@ -78,6 +79,18 @@ describe.each(['mysql', 'postgresql'] as const)('SqlRouter shapes (%s)', (dialec
     expect(router.route('SET autocommit = 1').classification).not.toEqual(off);
     const hinted = router.route('SELECT * FROM measurements WHERE v = 1 /* dbproxy:primary */');
     expect(router.route('SELECT * FROM measurements WHERE v = 2 /* dbproxy:primary */')).not.toBe(hinted);
+  });
+
+  it('keeps no statement longer than SHAPE_MAX_LENGTH', () => {
+    const router = make(dialect);
+    const long = (n: number) => `SELECT * FROM measurements WHERE v = ${n} AND note = '${'x'.repeat(SHAPE_MAX_LENGTH)}'`;
+    expect(router.route(long(1)).cache).toBe('miss');
+    const second = router.route(long(2));
+    expect(second.cache).toBe('hit'); // from the fingerprint cache, after a tokenizer run
+    expect(router.route(long(3))).not.toBe(second); // a shape's route would be the same object every time
+    const short = (n: number) => `SELECT * FROM measurements WHERE v = ${n} AND note = 'x'`;
+    router.route(short(1));
+    expect(router.route(short(3))).toBe(router.route(short(2)));
   });
 
   it('does not take a statement whose literal only starts like the earlier one', () => {

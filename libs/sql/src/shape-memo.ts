@@ -8,6 +8,8 @@ import type { StatementScan } from './statement-scan';
 
 /** How many characters key a shape: statements with a variable literal before them are not kept. */
 export const SHAPE_KEY_LENGTH = 16;
+/** Longer statements are not kept: 1,024 shapes hold at most a few MiB of text. */
+export const SHAPE_MAX_LENGTH = 2048;
 /** Shapes kept per key (statements that start alike); a further one replaces the oldest. */
 const SHAPES_PER_KEY = 4;
 
@@ -110,7 +112,7 @@ export class ShapeMemo<R> {
 
   /** The route of an earlier statement of the same shape, or undefined. */
   find(text: string): R | undefined {
-    if (text.length <= SHAPE_KEY_LENGTH) return undefined;
+    if (text.length <= SHAPE_KEY_LENGTH || text.length > SHAPE_MAX_LENGTH) return undefined;
     const shapes = this.byKey.get(text.slice(0, SHAPE_KEY_LENGTH));
     if (shapes === undefined) return undefined;
     for (const shape of shapes) {
@@ -124,6 +126,7 @@ export class ShapeMemo<R> {
 
   /** Keeps `route` for statements of `text`'s shape (`scan`: its scan, just run); a statement without variable literals is not kept. */
   remember(text: string, scan: StatementScan, route: R): void {
+    if (text.length > SHAPE_MAX_LENGTH) return;
     const literals = variableLiterals(scan, text);
     if (literals === undefined) return;
     if (this.size >= this.capacity) {
