@@ -34,7 +34,10 @@ const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
  */
 const endsLiteral = (c: number): boolean => Number.isNaN(c) || c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d || c === 0x2c || c === 0x3b || c === 0x29;
 
-/** The variable literals of a scanned statement, or undefined when it has none before SHAPE_KEY_LENGTH and none at all. */
+/**
+ * The variable literals of a scanned statement (start, end, kind); undefined when it has none, or one that
+ * starts within the first SHAPE_KEY_LENGTH characters or is followed by a character that might not end it.
+ */
 function variableLiterals(scan: StatementScan, text: string): Int32Array | undefined {
   const found: number[] = [];
   for (let i = 0; i < scan.rawStart.length; i++) {
