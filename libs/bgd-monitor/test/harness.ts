@@ -192,7 +192,10 @@ export async function deploy(natsUrl: string, toml: string, services: readonly S
     actions,
     phases: (name) => states.filter((s) => s.deployment === name).map((s) => s.phase),
     async waitForPhase(name, phase, timeoutMs = 15_000) {
-      await waitFor(async () => (await d.deployment(name)).phase === phase, { timeoutMs, intervalMs: 25, description: `${name} in ${phase}` }).catch(async (err: unknown) => {
+      // Admin HTTP and the bus agree: a worker publishes its actions before the phase they lead
+      // to, so once the bus has delivered the phase, the actions before it are recorded too.
+      const lastOnBus = () => d.phases(name).slice(-1)[0];
+      await waitFor(async () => lastOnBus() === phase && (await d.deployment(name)).phase === phase, { timeoutMs, intervalMs: 25, description: `${name} in ${phase}` }).catch(async (err: unknown) => {
         throw new Error(`${String(err)}; phases seen ${d.phases(name).join(' > ')}; GET /bgd ${JSON.stringify(await d.bgd())}`);
       });
     },
