@@ -1,6 +1,6 @@
 // Turns what libraries publish on node:diagnostics_channel into log lines and metrics.
 import { channel } from 'node:diagnostics_channel';
-import { Channels } from '@dbproxy/util';
+import { Channels, transitionTallies, type TransitionTally } from '@dbproxy/util';
 import type { Logger } from './logging';
 import type { MetricsRegistry } from './metrics';
 import { logOperationalEvents } from './operations-log';
@@ -28,19 +28,22 @@ export interface ObserveOptions {
 /** Subscribes the process's logger and metrics to every library channel; returns an unsubscribe. */
 export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry, opts: ObserveOptions = {}): () => void {
   const dropped = metrics.counter({ name: 'dbproxy_bus_messages_dropped_total', help: 'Bus messages dropped: malformed, failed handler or undeliverable', labelNames: ['reason'] });
-  // Transitions come several per query: each is an add to a plain number, handed to the counter
-  // when Prometheus reads it, instead of prom-client hashing a label set per transition.
-  const counts = new Map<string, Map<string, { n: number }>>();
+  // Transitions come several per query: the machines count them in their kind's tally (one add
+  // per move), and the counter takes the growth since its last read when Prometheus scrapes.
+  const reported = new Map<TransitionTally, Map<string, number>>();
   metrics.counter({
     name: 'dbproxy_state_transitions_total',
     help: 'State machine transitions by kind and target state',
     labelNames: ['kind', 'to'],
     collect() {
-      for (const [kind, byTarget] of counts) {
-        for (const [to, cell] of byTarget) {
-          if (cell.n === 0) continue;
-          this.inc({ kind, to }, cell.n);
-          cell.n = 0;
+      for (const tally of transitionTallies()) {
+        let seen = reported.get(tally);
+        if (seen === undefined) reported.set(tally, (seen = new Map()));
+        for (const [to, n] of tally.entries()) {
+          const grown = n - (seen.get(to) ?? 0);
+          if (grown === 0) continue;
+          this.inc({ kind: tally.kind, to }, grown);
+          seen.set(to, n);
         }
       }
     },
@@ -69,23 +72,17 @@ export function observeLibraryChannels(logger: Logger, metrics: MetricsRegistry,
     dropped.inc({ reason: String(m.reason ?? 'unknown').split(':')[0] });
     logger.warn({ subject: m.subject, reason: m.reason }, 'bus message dropped');
   };
-  const countTransition = (kind: string, to: string) => {
-    let byTarget = counts.get(kind);
-    if (byTarget === undefined) counts.set(kind, (byTarget = new Map()));
-    const cell = byTarget.get(to);
-    if (cell === undefined) byTarget.set(to, { n: 1 });
-    else cell.n++;
-  };
   const onTransition = (message: unknown) => {
     const m = asRecord(message) as StateTransition;
-    countTransition(String(m.kind ?? 'unknown'), String(m.to ?? 'unknown'));
-    if (logger.isLevelEnabled('debug')) logger.debug({ kind: m.kind, id: m.id, from: m.from, to: m.to, reason: m.reason }, 'state transition');
+    logger.debug({ kind: m.kind, id: m.id, from: m.from, to: m.to, reason: m.reason }, 'state transition');
   };
   const subscriptions: [string, (message: unknown) => void][] = [
     [Channels.busMessageDropped, onDropped],
     [Channels.busMessageRejected, onRejected],
-    [Channels.stateTransition, onTransition],
   ];
+  // Each move's details only reach the debug log, and the level is fixed at start: below debug,
+  // nobody subscribes, so the machines build no message per move.
+  if (logger.isLevelEnabled('debug')) subscriptions.push([Channels.stateTransition, onTransition]);
   for (const [name, fn] of subscriptions) channel(name).subscribe(fn);
   const unlogOperations = logOperationalEvents(logger, opts.logRateLimitPerSecond ?? (() => 0));
   return () => {

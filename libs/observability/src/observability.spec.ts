@@ -2,7 +2,7 @@ import { channel } from 'node:diagnostics_channel';
 import { Writable } from 'node:stream';
 import { context, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { Channels } from '@dbproxy/util';
+import { Channels, transitionTally } from '@dbproxy/util';
 import { contextFromTraceparent, createLogger, MetricsRegistry, observeLibraryChannels, startTracing } from './index';
 
 function captureLogs(): { lines: Record<string, unknown>[]; stream: Writable } {
@@ -43,20 +43,38 @@ describe('diagnostics channels', () => {
     expect(lines).toEqual([expect.objectContaining({ msg: 'bus message dropped', subject: 'dbproxy.health.mysql.a', service: 'svc' })]);
   });
 
-  it('counts state transitions per kind and target state', async () => {
+  it('exports the state transition tallies per kind and target state, counting only growth at each scrape', async () => {
     const metrics = new MetricsRegistry();
     const { stream } = captureLogs();
     const stop = observeLibraryChannels(createLogger({ level: 'info', service: 'svc', instance: 'i1', destination: stream }), metrics);
-    const transitions = channel(Channels.stateTransition);
-    for (let i = 0; i < 3; i++) transitions.publish({ kind: 'session', id: i, from: 'idle', to: 'busy', reason: 'query' });
-    transitions.publish({ kind: 'session', id: 0, from: 'busy', to: 'idle', reason: 'done' });
-    transitions.publish({ kind: 'backend', id: 7, from: 'idle', to: 'busy', reason: 'lent' });
+    const session = transitionTally('spec-session');
+    for (let i = 0; i < 3; i++) session.count('busy');
+    session.count('idle');
+    transitionTally('spec-backend').count('busy');
+    let body = (await metrics.exposition()).body;
+    expect(body).toContain('dbproxy_state_transitions_total{kind="spec-session",to="busy"} 3');
+    expect(body).toContain('dbproxy_state_transitions_total{kind="spec-session",to="idle"} 1');
+    expect(body).toContain('dbproxy_state_transitions_total{kind="spec-backend",to="busy"} 1');
+    session.count('busy');
+    body = (await metrics.exposition()).body;
+    expect(body).toContain('dbproxy_state_transitions_total{kind="spec-session",to="busy"} 4');
+    expect(body).toContain('dbproxy_state_transitions_total{kind="spec-session",to="idle"} 1');
     stop();
-    transitions.publish({ kind: 'session', id: 9, from: 'idle', to: 'busy', reason: 'after stop' });
-    const body = (await metrics.exposition()).body;
-    expect(body).toContain('dbproxy_state_transitions_total{kind="session",to="busy"} 3');
-    expect(body).toContain('dbproxy_state_transitions_total{kind="session",to="idle"} 1');
-    expect(body).toContain('dbproxy_state_transitions_total{kind="backend",to="busy"} 1');
+  });
+
+  it('subscribes to each state transition only when the log level shows it', async () => {
+    const transitions = channel(Channels.stateTransition);
+    const { stream: quiet } = captureLogs();
+    const stopInfo = observeLibraryChannels(createLogger({ level: 'info', service: 'svc', instance: 'i1', destination: quiet }), new MetricsRegistry());
+    expect(transitions.hasSubscribers).toBe(false);
+    stopInfo();
+    const { lines, stream } = captureLogs();
+    const stopDebug = observeLibraryChannels(createLogger({ level: 'debug', service: 'svc', instance: 'i1', destination: stream }), new MetricsRegistry());
+    transitions.publish({ kind: 'session', id: 4, from: 'idle', to: 'running', reason: 'query' });
+    stopDebug();
+    expect(transitions.hasSubscribers).toBe(false);
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toEqual(expect.arrayContaining([expect.objectContaining({ msg: 'state transition', kind: 'session', id: 4, from: 'idle', to: 'running', reason: 'query' })]));
   });
 
   it('redacts passwords in logged objects', async () => {

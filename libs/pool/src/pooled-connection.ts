@@ -1,6 +1,6 @@
 // One pooled connection's state machine: its states, the legal moves, and the one transition().
 import { channel } from 'node:diagnostics_channel';
-import { Channels } from '@dbproxy/util';
+import { Channels, transitionTally } from '@dbproxy/util';
 import { PoolErrors } from './errors';
 import type { ConnectionFactory } from './types';
 
@@ -25,6 +25,7 @@ export interface PoolConnectionTransition {
 }
 
 const transitions = channel(Channels.stateTransition);
+const tally = transitionTally('pool-connection');
 let nextId = 1;
 
 /** The pool's record of one connection. Only libs/pool reads or moves it. */
@@ -65,13 +66,14 @@ function noop(): void {}
 
 /**
  * The only way a pooled connection changes state: checks the move is legal and that the
- * connection is where the caller thinks it is, then publishes it for libs/observability.
+ * connection is where the caller thinks it is, then counts it and publishes it for libs/observability.
  */
 export function transition<C>(conn: PooledConnection<C>, from: ConnectionState, to: ConnectionState, reason: string): void {
   if (conn.state !== from || !isLegalTransition(from, to)) {
     throw PoolErrors.illegalTransition(conn.pool, conn.id, conn.state, to, `expected ${from}: ${reason}`);
   }
   conn.state = to;
+  tally.count(to);
   if (transitions.hasSubscribers) {
     const message: PoolConnectionTransition = { kind: 'pool-connection', id: conn.id, pool: conn.pool, from, to, reason };
     transitions.publish(message);

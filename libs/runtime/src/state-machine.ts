@@ -1,8 +1,9 @@
 // One transition(from, to, reason) per state change of a session or backend connection: checked
-// against the kind's table of legal moves, published on the diagnostics channel (libs/observability
-// logs it at debug level and counts dbproxy_state_transitions_total), never silent.
+// against the kind's table of legal moves, counted in the kind's tally (libs/observability exports
+// dbproxy_state_transitions_total from it) and published on the diagnostics channel when someone
+// listens (the debug log), never silent.
 import { channel } from 'node:diagnostics_channel';
-import { Channels, createError } from '@dbproxy/util';
+import { Channels, createError, transitionTally, type TransitionTally } from '@dbproxy/util';
 
 const transitions = channel(Channels.stateTransition);
 let nextId = 1;
@@ -16,6 +17,7 @@ export const IllegalTransition = createError<[string, number, string, string, st
 export class StateMachine<S extends string> {
   readonly id = nextId++;
   private current: S;
+  private readonly tally: TransitionTally;
 
   constructor(
     readonly kind: string,
@@ -23,6 +25,7 @@ export class StateMachine<S extends string> {
     private readonly legal: Readonly<Record<S, readonly S[]>>,
   ) {
     this.current = initial;
+    this.tally = transitionTally(kind);
   }
 
   get state(): S {
@@ -37,6 +40,7 @@ export class StateMachine<S extends string> {
   transition(from: S, to: S, reason: string): void {
     if (this.current !== from || !this.legal[from].includes(to)) throw IllegalTransition(this.kind, this.id, this.current, from, to, reason);
     this.current = to;
+    this.tally.count(to);
     if (transitions.hasSubscribers) transitions.publish({ kind: this.kind, id: this.id, from, to, reason });
   }
 }

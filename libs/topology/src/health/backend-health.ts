@@ -2,7 +2,7 @@
 // successes_before_up), replication lag and the lag policy, and the last check result.
 import { channel } from 'node:diagnostics_channel';
 import type { BackendRole } from '@dbproxy/bus';
-import { Channels } from '@dbproxy/util';
+import { Channels, transitionTally } from '@dbproxy/util';
 import type { CheckResult } from '../checks/types';
 import type { PositionTimeline } from './position-timeline';
 
@@ -20,6 +20,7 @@ export interface LagVerdict {
 }
 
 const transitions = channel(Channels.stateTransition);
+const tally = transitionTally('backend-health');
 
 /**
  * The lag policy: a replica is lagging when its replication stopped, when its lag is unknown, or
@@ -96,6 +97,7 @@ export class BackendHealth {
   private transition(to: HealthState, reason: string): void {
     const from = this.state;
     this.state = to;
+    tally.count(to);
     if (transitions.hasSubscribers) transitions.publish({ kind: 'backend-health', id: this.id, from, to, reason });
   }
 }
