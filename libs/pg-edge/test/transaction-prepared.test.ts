@@ -118,3 +118,43 @@ it('DEALLOCATE ALL and DISCARD ALL of one client pin its session and never remov
   expect((await keeper.query(named('k', PLUS, [3]))).rows).toEqual([{ n: 4 }]);
   await keeper.end();
 });
+
+it('an unnamed Parse a client repeats runs its own text each time, after other clients used the connection\'s unnamed statement', async () => {
+  const raw = await RawClient.connect(edge.rwPort);
+  const other = await connect();
+  const plusOnce = (value: string) => [
+    { type: 'Parse', statement: '', sql: PLUS, paramTypes: [] },
+    { type: 'Bind', portal: '', statement: '', paramFormats: [], params: [Buffer.from(value)], resultFormats: [] },
+    { type: 'Execute', portal: '', maxRows: 0 },
+    { type: 'Sync' },
+  ] as const;
+  try {
+    await raw.startup({ user: 'app', database: 'postgres' }, 'app-secret');
+    for (let i = 0; i < 3; i++) {
+      raw.send(...plusOnce(String(i)));
+      const answers = await raw.untilReady();
+      expect(errorOf(answers)).toBeUndefined();
+      expect(rowsOf(answers).map((row) => row[0]?.toString())).toEqual([String(i + 1)]);
+      // node-postgres's parameterized query is an unnamed Parse too: the one pooled connection's unnamed statement is now its
+      expect((await other.query('SELECT $1::text || \'!\' AS t', [`x${i}`])).rows).toEqual([{ t: `x${i}!` }]);
+    }
+    // a Bind alone, after the repeated Parse: the proxy prepares the client's text again first
+    raw.send({ type: 'Bind', portal: '', statement: '', paramFormats: [], params: [Buffer.from('41')], resultFormats: [] }, { type: 'Execute', portal: '', maxRows: 0 }, { type: 'Sync' });
+    const bound = await raw.untilReady();
+    expect(errorOf(bound)).toBeUndefined();
+    expect(rowsOf(bound).map((row) => row[0]?.toString())).toEqual(['42']);
+    // a failing unnamed Parse sent twice fails both times, and then nothing is left to Bind to
+    const failing = { type: 'Parse', statement: '', sql: 'SELECT n FROM dbproxy_missing_table WHERE n = $1', paramTypes: [] } as const;
+    for (let i = 0; i < 2; i++) {
+      raw.send(failing, { type: 'Sync' });
+      expect(errorOf(await raw.untilReady())).toMatchObject({ code: '42P01' });
+    }
+    raw.send({ type: 'Bind', portal: '', statement: '', paramFormats: [], params: [Buffer.from('1')], resultFormats: [] }, { type: 'Sync' });
+    expect(errorOf(await raw.untilReady())).toMatchObject({ code: '26000' });
+    raw.send(...plusOnce('9'));
+    expect(rowsOf(await raw.untilReady()).map((row) => row[0]?.toString())).toEqual(['10']);
+  } finally {
+    raw.close();
+    await other.end();
+  }
+});

@@ -119,6 +119,12 @@ export class PgBackendConnection {
   detach(consumer: BackendConsumer): void {
     const at = this.holders.indexOf(consumer);
     if (at < 0) return;
+    if (at === this.holders.length - 1) {
+      // the usual case, the only holder: pop, where splice builds the removed elements' array
+      this.holders.pop();
+      this.extraReadies.pop();
+      return;
+    }
     this.holders.splice(at, 1);
     this.extraReadies.splice(at, 1);
   }

@@ -47,6 +47,8 @@ type PlannedOp =
   | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined }
   | { readonly op: 'fail'; readonly error: Error };
 
+/** Unnamed Parse messages up to this size are remembered (a copy per session) to be recognised when they repeat. */
+const MAX_REMEMBERED_PARSE = 2048;
 const DESCRIBE_UNNAMED = encodeFrontendMessages({ type: 'Describe', kind: 'S', name: '' });
 const CLOSE_UNNAMED = encodeFrontendMessages({ type: 'Close', kind: 'S', name: '' });
 /** Answers a client's Parse of a statement the connection holds already with ParseComplete, at no cost. */
@@ -89,6 +91,12 @@ export class BatchPlan {
   readonly executions: SqlRoute[] = [];
   /** After a refusal, PostgreSQL skips everything until Sync; so do we. */
   skipping = false;
+  /**
+   * The session's last unnamed Parse (a copy of its bytes, when short) and its statement: a driver
+   * sends the same Parse before every execution (pgbench -M extended, node-postgres without a
+   * name), and the same bytes are the same text and types, so it is planned without decoding.
+   */
+  private lastUnnamed: { readonly bytes: Buffer; readonly statement: ClientStatement } | undefined;
   synced = false;
 
   constructor(
@@ -195,6 +203,7 @@ export class BatchPlan {
         const key = statementKey(message.sql, message.paramTypes);
         const statement: ClientStatement = { name: message.statement, sql: message.sql, paramTypes: message.paramTypes, inferred: undefined, route, key };
         this.registry.set(statement);
+        if (message.statement === '' && frame.bytes.length <= MAX_REMEMBERED_PARSE) this.lastUnnamed = { bytes: Buffer.from(frame.bytes), statement };
         this.routes.push(route);
         const infer = message.statement !== '' && (message.paramTypes.length < maxParameter(message.sql) || message.paramTypes.includes(0));
         return void this.ops.push({ op: 'parse', frame, statement, infer });
@@ -214,13 +223,14 @@ export class BatchPlan {
     }
   }
 
-  /** Execute, and Bind/Describe of the unnamed statement, need only names: read them in place. */
+  /** Execute, Bind and Describe portal need only names: read them in place; a Parse seen last time is known. */
   private planWithoutDecoding(frame: Frame): boolean {
     const code = frame.code;
     if (code === FrontendCode.Execute) {
       this.ops.push({ op: 'forward', frame, expect: 'execute' });
       return true;
     }
+    if (code === FrontendCode.Parse) return this.planRepeatedParse(frame);
     const payload = frame.payload;
     if (code === FrontendCode.Bind) {
       const portalEnd = payload.indexOf(0);
@@ -238,6 +248,17 @@ export class BatchPlan {
       return true;
     }
     return false;
+  }
+
+  /** The unnamed Parse the session sent last time, byte for byte: the same statement again. */
+  private planRepeatedParse(frame: Frame): boolean {
+    const last = this.lastUnnamed;
+    if (last === undefined || last.bytes.length !== frame.bytes.length || !last.bytes.equals(frame.bytes)) return false;
+    const statement = last.statement;
+    this.registry.set(statement);
+    this.routes.push(statement.route);
+    this.ops.push({ op: 'parse', frame, statement, infer: false });
+    return true;
   }
 
   private lookup(name: string): ClientStatement {
