@@ -255,8 +255,9 @@ export class PgFramer {
   private frameLength(buf: Buffer, at: number): number {
     if (this.phaseNow === 'encryption-response') return 1;
     if (this.phaseNow === 'typed') {
-      const length = buf.readInt32BE(at + 1);
-      // The name is built only for the error: this runs for every message relayed.
+      // read by hand: Buffer's readInt32BE validates its offset in a call of its own, and this runs for every message relayed
+      const length = ((buf[at + 1] as number) << 24) | ((buf[at + 2] as number) << 16) | ((buf[at + 3] as number) << 8) | (buf[at + 4] as number);
+      // The name is built only for the error.
       if (length < 4) throw InvalidLength(`${this.peer} '${printable(buf[at])}'`, length);
       if (length + 1 > this.maxMessageSize) throw MessageTooLarge(`${this.peer} '${printable(buf[at])}'`, length + 1, this.maxMessageSize);
       return length + 1;

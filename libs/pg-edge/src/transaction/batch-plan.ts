@@ -10,6 +10,7 @@ import {
   type Frame,
 } from '@dbproxy/protocol-pg';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
+import { emptyArray as emptyArrayExport } from '@dbproxy/util';
 
 /** Routes of statement texts: Parse texts repeat (they carry placeholders, not values), so they are kept by text. */
 export class StatementRoutes {
@@ -34,9 +35,10 @@ import { PgEdgeErrors, toErrorResponse } from '../errors';
 import type { PgBackendConnection } from './backend-connection';
 import { bindTo, closeStatement, statementKey } from './backend-statements';
 import type { SliceWriter } from './slice-writer';
-import type { ClientStatement, Expectation, StatementRegistry } from './statements';
+import { expectation, type ClientStatement, type Expectation, type StatementRegistry } from './statements';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const FrontendCode = FrontendCodeExport;
+const emptyArray = emptyArrayExport;
 
 type PlannedOp =
   | { readonly op: 'parse'; readonly frame: Frame; readonly statement: ClientStatement; readonly infer: boolean }
@@ -58,15 +60,15 @@ const FAILING_BIND = encodeFrontendMessages({ type: 'Bind', portal: '', statemen
 
 /** Expectations of forwarded messages carry nothing else: one shared object per kind. */
 const FORWARDED: Readonly<Record<Expectation['kind'], Expectation>> = Object.freeze({
-  parse: { kind: 'parse', forward: true },
-  bind: { kind: 'bind', forward: true },
-  describe_statement: { kind: 'describe_statement', forward: true },
-  describe_portal: { kind: 'describe_portal', forward: true },
-  execute: { kind: 'execute', forward: true },
-  close: { kind: 'close', forward: true },
-  sync: { kind: 'sync', forward: true },
-  query: { kind: 'query', forward: true },
-  setup: { kind: 'setup', forward: false },
+  parse: expectation('parse', true),
+  bind: expectation('bind', true),
+  describe_statement: expectation('describe_statement', true),
+  describe_portal: expectation('describe_portal', true),
+  execute: expectation('execute', true),
+  close: expectation('close', true),
+  sync: expectation('sync', true),
+  query: expectation('query', true),
+  setup: expectation('setup', false),
 });
 
 export type PlanProgress = 'pending' | 'flush' | 'sync';
@@ -142,8 +144,8 @@ export class BatchPlan {
     }
     const keep = last && last.op === 'forward' && (last.expect === 'sync' || last.expect === undefined) ? [last] : [];
     this.ops = [{ op: 'fail', error }, ...keep];
-    this.routes.length = 0;
-    this.executions.length = 0;
+    emptyArray(this.routes);
+    emptyArray(this.executions);
     this.skipping = !this.synced;
   }
 
@@ -173,8 +175,8 @@ export class BatchPlan {
   /** The pending batch was answered without a backend as if it ran there: its registry changes stay. */
   answered(): void {
     this.ops = [];
-    this.routes.length = 0;
-    this.executions.length = 0;
+    emptyArray(this.routes);
+    emptyArray(this.executions);
     this.skipping = false;
     this.synced = false;
   }
@@ -273,8 +275,8 @@ export class BatchPlan {
     for (const op of ops) this.emitOne(op, conn, out, expect);
     this.emitted = ops;
     this.ops = [];
-    this.routes.length = 0;
-    this.executions.length = 0;
+    emptyArray(this.routes);
+    emptyArray(this.executions);
     if (this.synced) this.synced = false;
   }
 
@@ -296,7 +298,7 @@ export class BatchPlan {
         if (statement.name === '') {
           out.add(op.frame.bytes);
           conn.unnamedHolds = statement;
-          return void expect.push({ kind: 'parse', forward: true, undo: () => this.registry.remove(statement) });
+          return void expect.push(expectation('parse', true, { undo: () => this.registry.remove(statement) }));
         }
         // A named statement is prepared on the connection under its backend name, or found there
         // already (another client's): then an empty Parse of the unnamed statement answers the client.
@@ -307,11 +309,11 @@ export class BatchPlan {
         } else {
           out.add(EMPTY_PARSE);
           conn.unnamedHolds = undefined;
-          expect.push({ kind: 'parse', forward: true, undo: () => this.registry.remove(statement) });
+          expect.push(expectation('parse', true, { undo: () => this.registry.remove(statement) }));
         }
         if (op.infer) {
           out.add(describeStatement(name));
-          expect.push({ kind: 'describe_statement', forward: false, statement });
+          expect.push(expectation('describe_statement', false, { statement }));
         }
         return;
       }
@@ -323,13 +325,13 @@ export class BatchPlan {
       }
       case 'describe_statement':
         out.add(describeStatement(ensurePrepared(op.statement, conn, out, expect)));
-        return void expect.push({ kind: 'describe_statement', forward: true, statement: op.statement });
+        return void expect.push(expectation('describe_statement', true, { statement: op.statement }));
       case 'close_statement': {
         // the backend statement stays for the connection's other clients: only the unnamed one is closed
         out.add(CLOSE_UNNAMED);
         conn.unnamedHolds = undefined;
         const statement = op.statement;
-        return void expect.push({ kind: 'close', forward: true, undo: statement ? () => this.registry.get(statement.name) ?? this.registry.set(statement) : undefined });
+        return void expect.push(expectation('close', true, { undo: statement ? () => this.registry.get(statement.name) ?? this.registry.set(statement) : undefined }));
       }
       case 'forward':
         out.add(op.frame.bytes);
@@ -337,7 +339,7 @@ export class BatchPlan {
         return;
       case 'fail':
         out.add(FAILING_BIND);
-        return void expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(op.error)) });
+        return void expect.push(expectation('bind', true, { replaceError: encodeBackendMessages(toErrorResponse(op.error)) }));
     }
   }
 }
@@ -351,7 +353,7 @@ function ensurePrepared(statement: ClientStatement, conn: PgBackendConnection, o
   if (statement.name !== '') return conn.statements.use(statement.key) ?? prepareOnBackend(statement, conn, out, expect, false);
   if (conn.unnamedHolds === statement) return '';
   out.add(encodeFrontendMessages({ type: 'Parse', statement: '', sql: statement.sql, paramTypes: statement.inferred ?? statement.paramTypes }));
-  expect.push({ kind: 'parse', forward: false });
+  expect.push(expectation('parse', false));
   conn.unnamedHolds = statement;
   return '';
 }
@@ -362,17 +364,17 @@ function prepareOnBackend(statement: ClientStatement, conn: PgBackendConnection,
   const { name, close } = statements.add(statement.key);
   for (const evicted of close) {
     out.add(closeStatement(evicted));
-    expect.push({ kind: 'close', forward: false, undo: () => statements.orphan(evicted) });
+    expect.push(expectation('close', false, { undo: () => statements.orphan(evicted) }));
   }
   out.add(encodeFrontendMessages({ type: 'Parse', statement: name, sql: statement.sql, paramTypes: statement.paramTypes }));
-  expect.push({
-    kind: 'parse',
-    forward,
-    undo: () => {
-      statements.forget(statement.key, name);
-      undo?.();
-    },
-  });
+  expect.push(
+    expectation('parse', forward, {
+      undo: () => {
+        statements.forget(statement.key, name);
+        undo?.();
+      },
+    }),
+  );
   return name;
 }
 
@@ -413,7 +415,7 @@ export function emitQuery(frame: Frame, out: SliceWriter, expect: Expectation[])
 /** A refusal the backend takes part in (Bind to a missing statement, then Sync): its error is replaced by ours. */
 export function emitRefusal(out: SliceWriter, expect: Expectation[], error: Error): void {
   out.add(FAILING_BIND);
-  expect.push({ kind: 'bind', forward: true, replaceError: encodeBackendMessages(toErrorResponse(error)) });
+  expect.push(expectation('bind', true, { replaceError: encodeBackendMessages(toErrorResponse(error)) }));
   out.add(SYNC);
   expect.push(FORWARDED.sync);
 }

@@ -2,12 +2,14 @@
 // refusals substituted, rows held until their result completes (bounded by max_result_rows and
 // max_result_bytes), COPY streamed both ways, every type's bytes forwarded as the backend sent them.
 import { BackendCode as BackendCodeExport, isSupportedType, typedFrameAt, type Frame } from '@dbproxy/protocol-pg';
+import { emptyArray as emptyArrayExport } from '@dbproxy/util';
 import { PgEdgeErrors } from '../errors';
 import type { ResultBudget } from './result-budget';
 import { SliceWriter } from './slice-writer';
 import type { Expectation } from './statements';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const BackendCode = BackendCodeExport;
+const emptyArray = emptyArrayExport;
 
 export interface RelayHooks {
   /** ReadyForQuery for the unit's Sync or Query arrived (already queued for the client). */
@@ -84,7 +86,7 @@ export class ResponseRelay {
   }
 
   reset(): void {
-    this.expect.length = 0;
+    emptyArray(this.expect);
     this.head = 0;
     this.clearRows();
     this.rowCount = 0;

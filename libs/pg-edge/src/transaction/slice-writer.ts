@@ -4,7 +4,12 @@
 // out with one write(2) (a unit's probe plus its query, a reply's frames from several reads),
 // otherwise corked as one writev (DESIGN §5).
 import type { Socket } from 'node:net';
-import { writeDirect, writeDirectCopying } from '@dbproxy/runtime';
+import { writeDirect as writeDirectExport, writeDirectCopying as writeDirectCopyingExport } from '@dbproxy/runtime';
+import { emptyArray as emptyArrayExport } from '@dbproxy/util';
+/** Read once: through the packages' CommonJS `export *` every access would be a getter call. */
+const emptyArray = emptyArrayExport;
+const writeDirect = writeDirectExport;
+const writeDirectCopying = writeDirectCopyingExport;
 
 /**
  * Pieces up to this many bytes in all are gathered into GATHER (one copy of small frames costs far
@@ -40,7 +45,8 @@ export class SliceWriter {
   addRange(buf: Buffer, start: number, end: number): void {
     if (end <= start) return;
     const tail = this.tail;
-    if (tail !== undefined && tail.buffer === buf.buffer && tail.byteOffset + this.tailEnd === buf.byteOffset + start) {
+    // the same Buffer first: a relay's messages are ranges of one read, and .buffer/.byteOffset are accessor calls
+    if (tail !== undefined && ((tail === buf && this.tailEnd === start) || (tail !== buf && tail.buffer === buf.buffer && tail.byteOffset + this.tailEnd === buf.byteOffset + start))) {
       this.tailEnd += end - start;
     } else {
       if (tail !== undefined) this.pieces.push(this.closeTail(tail));
@@ -61,7 +67,7 @@ export class SliceWriter {
   }
 
   clear(): void {
-    this.pieces.length = 0;
+    emptyArray(this.pieces);
     this.tail = undefined;
     this.pending = 0;
   }
@@ -99,7 +105,7 @@ export class SliceWriter {
       for (const piece of pieces) ok = socket.write(piece) && ok;
       socket.uncork();
     }
-    pieces.length = 0;
+    emptyArray(pieces);
     return ok;
   }
 

@@ -32,6 +32,18 @@ export interface Expectation {
   readonly probe?: true;
 }
 
+/** What an Expectation carries beside its kind and whether its answer is forwarded. */
+export type ExpectationExtras = Partial<Pick<Expectation, 'statement' | 'replaceError' | 'undo' | 'probe'>>;
+
+/**
+ * An Expectation with every field present, in one order: the relay reads `kind` and `forward` of
+ * each answer, and objects of one hidden class keep those reads inline (literals with different
+ * optional fields made them megamorphic lookups).
+ */
+export function expectation(kind: ExpectKind, forward: boolean, extras?: ExpectationExtras): Expectation {
+  return { kind, forward, statement: extras?.statement, replaceError: extras?.replaceError, undo: extras?.undo, probe: extras?.probe };
+}
+
 export class StatementRegistry {
   private readonly statements = new Map<string, ClientStatement>();
 

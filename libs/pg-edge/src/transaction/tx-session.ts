@@ -16,7 +16,7 @@ import { ReadAfterWriteWindow } from '@dbproxy/routing';
 import { pipelines } from '@dbproxy/pool';
 import { awaitReplay, currentWalLsn } from './causal-lsn';
 import type { SqlRoute, SqlRouter } from '@dbproxy/sql';
-import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
+import { emptyArray as emptyArrayExport, errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { sendCancelRequest } from '../backend-socket';
 import type { ProxyKey } from '../cancel-keys';
 import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
@@ -33,8 +33,9 @@ import { statementRoutes } from './multi-statement';
 import { ResponseRelay, type RelayHooks } from './response-relay';
 import { SliceWriter } from './slice-writer';
 import { settingsChange } from './startup-parameters';
-import { StatementRegistry, type Expectation } from './statements';
-import type { DeadlineWatched, TxShared } from './tx-shared';
+import { expectation, StatementRegistry, type Expectation } from './statements';
+import type { DeadlineWatched } from './running-sessions';
+import type { TxShared } from './tx-shared';
 import { decideUnit } from './unit-route';
 import { ShardedUnits } from './sharding/sharded-units';
 import { UnitSpan } from './unit-span';
@@ -43,12 +44,13 @@ import { TX_SESSION_STATES, type TxSessionState as State } from './tx-states';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const BackendCode = BackendCodeExport;
 const FrontendCode = FrontendCodeExport;
+const emptyArray = emptyArrayExport;
 
 const IDLE = 0x49; // 'I'
 const IN_TRANSACTION = 0x54; // 'T'
 const MAX_PENDING_FRAMES = 4096;
-const SETUP: Expectation = Object.freeze({ kind: 'setup', forward: false });
-const PROBE: Expectation = Object.freeze({ kind: 'close', forward: false, probe: true });
+const SETUP: Expectation = expectation('setup', false);
+const PROBE: Expectation = expectation('close', false, { probe: true });
 /** Close of the unnamed portal (none is open on a connection fresh from the pool): answered without a flush of its own. */
 const PROBE_CLOSE = Buffer.from([0x43, 0, 0, 0, 6, 0x50, 0]);
 
@@ -84,6 +86,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   readonly key: ProxyKey;
   /** Admin id (GET /sessions, DELETE /v1/sessions/{id}), unique fleet-wide. */
   readonly adminId: string;
+  /** Kept by the shared RunningSessions while a unit runs. */
+  runningSlot = -1;
   private readonly startedAt = Date.now();
   private readonly clientAddress: string;
   /** Fingerprint of the running or last unit's first statement, for admin reports. */
@@ -211,7 +215,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     }
     if (!this.toBackend.empty && this.lease) this.flushCopy();
     if (this.pendingHead === this.pending.length && this.pendingHead > 0) {
-      this.pending.length = 0;
+      emptyArray(this.pending);
       this.pendingHead = 0;
       if (!this.copyBlocked) this.inbox.resume();
     }

@@ -8,16 +8,12 @@ import { StatementRoutes } from './batch-plan';
 import { ScramSecrets } from './frontend-auth';
 import type { ReplayPositions } from './causal-lsn';
 import { ResultBudget } from './result-budget';
+import { RunningSessions } from './running-sessions';
 import { SessionSettings } from './session-settings';
-
-export interface DeadlineWatched {
-  /** Called by the sweeper; the session acts if its running query passed its deadline. */
-  checkDeadline(nowMs: number): void;
-}
 
 export class TxShared {
   readonly secrets = new ScramSecrets();
-  readonly running = new Set<DeadlineWatched>();
+  readonly running = new RunningSessions();
   /** Result bytes held by all sessions of this process (max_buffered_result_bytes, set per epoch by the service). */
   readonly resultBudget = new ResultBudget(Number.POSITIVE_INFINITY);
   /** Startup settings checked on the backend and interned (tracked startup parameters). */
@@ -35,8 +31,7 @@ export class TxShared {
   ) {
     this.settings = new SessionSettings(pools);
     this.sweeper = setInterval(() => {
-      const now = performance.now();
-      for (const session of this.running) session.checkDeadline(now);
+      this.running.checkDeadlines(performance.now());
     }, 100);
     this.sweeper.unref();
   }
