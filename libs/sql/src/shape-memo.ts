@@ -109,6 +109,8 @@ function matches<R>(shape: Shape<R>, text: string): boolean {
 export class ShapeMemo<R> {
   private readonly byKey = new Map<string, Shape<R>[]>();
   private size = 0;
+  /** The shape found or kept last, tried before the map: a busy shape repeats, and trying it costs no key string or hash. */
+  private last: Shape<R> | undefined;
   hits = 0;
 
   constructor(private readonly capacity: number) {}
@@ -116,11 +118,17 @@ export class ShapeMemo<R> {
   /** The route of an earlier statement of the same shape, or undefined. */
   find(text: string): R | undefined {
     if (text.length <= SHAPE_KEY_LENGTH || text.length > SHAPE_MAX_LENGTH) return undefined;
+    const last = this.last;
+    if (last !== undefined && matches(last, text)) {
+      this.hits++;
+      return last.route;
+    }
     const shapes = this.byKey.get(text.slice(0, SHAPE_KEY_LENGTH));
     if (shapes === undefined) return undefined;
     for (const shape of shapes) {
       if (matches(shape, text)) {
         this.hits++;
+        this.last = shape;
         return shape.route;
       }
     }
@@ -136,6 +144,7 @@ export class ShapeMemo<R> {
       this.byKey.clear();
       this.size = 0;
     }
+    this.last = undefined;
     const key = text.slice(0, SHAPE_KEY_LENGTH);
     const shapes = this.byKey.get(key);
     const shape = { text, literals, route };
