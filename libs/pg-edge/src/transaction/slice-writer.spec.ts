@@ -66,12 +66,12 @@ describe('SliceWriter', () => {
 });
 
 describe('SliceWriter on a TCP descriptor', () => {
-  it('gathers several pieces into one direct write past the stream, in order', async () => {
+  it('gathers several pieces (short ones, one apart, one long) into one direct write past the stream, in order', async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const received: Buffer[] = [];
     const got = new Promise<void>((resolve) =>
-      server.once('connection', (peer) => peer.on('data', (chunk: Buffer) => (received.push(chunk), Buffer.concat(received).length === 11 && resolve()))),
+      server.once('connection', (peer) => peer.on('data', (chunk: Buffer) => (received.push(chunk), Buffer.concat(received).length === 311 && resolve()))),
     );
     const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', resolve));
@@ -79,11 +79,13 @@ describe('SliceWriter on a TCP descriptor', () => {
       const streamWrite = jest.spyOn(socket, 'write');
       const w = new SliceWriter();
       w.add(Buffer.from('one'));
-      w.add(Buffer.from('two'));
+      w.addApart(Buffer.from('two'));
+      w.add(Buffer.alloc(300, 'x'));
       w.add(Buffer.from('three'));
+      expect(w.length).toBe(311);
       expect(w.flush(socket, descriptorOf(socket))).toBe(true);
       await got;
-      expect(Buffer.concat(received).toString()).toBe('onetwothree');
+      expect(Buffer.concat(received).toString()).toBe(`onetwo${'x'.repeat(300)}three`);
       expect(streamWrite).not.toHaveBeenCalled();
       expect(w.empty).toBe(true);
     } finally {

@@ -57,6 +57,16 @@ export class SliceWriter {
     this.pending += end - start;
   }
 
+  /** Adds `buf` as a piece of its own (a constant message: nothing after it is adjacent, so the next range is not compared with it). */
+  addApart(buf: Buffer): void {
+    if (buf.length === 0) return;
+    const tail = this.tail;
+    if (tail !== undefined) this.pieces.push(this.closeTail(tail));
+    this.tail = undefined;
+    this.pieces.push(buf);
+    this.pending += buf.length;
+  }
+
   /** Moves everything from `other` to the end of this writer. */
   append(other: SliceWriter): void {
     if (other.empty) return;

@@ -609,7 +609,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
    * while the unit runs comes after it: PostgreSQL flushes what it buffered before the FATAL.
    */
   private probe(): void {
-    this.toBackend.add(PROBE_CLOSE);
+    this.toBackend.addApart(PROBE_CLOSE);
     this.relay.expectations.push(PROBE);
   }
 
