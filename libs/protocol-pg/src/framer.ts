@@ -15,6 +15,13 @@ export interface Frame {
   readonly bytes: Buffer;
   /** The body after the header (after the int32 code for startup packets). */
   readonly payload: Buffer;
+  /**
+   * Where `bytes` lie, for a typed frame cut from a read: `source[start, end)`. Frames cut from one
+   * read share `source`, so a writer can take them as ranges of it (no view per frame).
+   */
+  readonly source?: Buffer;
+  readonly start?: number;
+  readonly end?: number;
 }
 
 export interface FramerOptions {
@@ -36,7 +43,7 @@ export type MessageListener = (code: number, buf: Buffer, start: number, end: nu
 
 /** A typed frame over `buf[start, end)` (for a consumer that wants a Frame after all). */
 export function typedFrameAt(buf: Buffer, start: number, end: number): Frame {
-  return new CutFrame('typed', buf[start] as number, start === 0 && end === buf.length ? buf : buf.subarray(start, end), 5);
+  return new CutFrame('typed', buf[start] as number, buf, start, end, 5);
 }
 
 export const DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024;
@@ -53,17 +60,25 @@ const ANSWER_AWAITING: ReadonlyMap<number, string> = new Map([
 
 /** A frame as cut: `payload` is sliced on first use (a proxy relays most frames without reading it). */
 class CutFrame implements Frame {
+  private whole: Buffer | undefined;
   private body: Buffer | undefined;
 
   constructor(
     readonly kind: FramePhase,
     readonly code: number,
-    readonly bytes: Buffer,
+    readonly source: Buffer,
+    readonly start: number,
+    readonly end: number,
     private readonly headerSize: number,
   ) {}
 
+  /** The frame's own view, made on first use (the read itself when the frame is all of it). */
+  get bytes(): Buffer {
+    return (this.whole ??= this.start === 0 && this.end === this.source.length ? this.source : this.source.subarray(this.start, this.end));
+  }
+
   get payload(): Buffer {
-    return (this.body ??= this.bytes.subarray(this.headerSize));
+    return (this.body ??= this.source.subarray(this.start + this.headerSize, this.end));
   }
 }
 
@@ -217,7 +232,8 @@ export class PgFramer {
       this.bodyLength = available;
       return chunk.length;
     }
-    this.emit(chunk.subarray(offset, offset + total), onFrame);
+    if (this.phaseNow === 'typed') onFrame(new CutFrame('typed', chunk[offset] as number, chunk, offset, offset + total, 5));
+    else this.emit(chunk.subarray(offset, offset + total), onFrame);
     return offset + total;
   }
 
@@ -279,7 +295,7 @@ export class PgFramer {
   private emit(bytes: Buffer, onFrame: (frame: Frame) => void): void {
     const kind = this.phaseNow;
     if (kind === 'typed') {
-      onFrame(new CutFrame(kind, bytes[0], bytes, 5));
+      onFrame(new CutFrame(kind, bytes[0] as number, bytes, 0, bytes.length, 5));
     } else if (kind === 'startup') {
       const code = bytes.readInt32BE(4);
       const awaited = ANSWER_AWAITING.get(code);

@@ -49,6 +49,8 @@ type PlannedOp =
   | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined }
   | { readonly op: 'fail'; readonly error: Error };
 
+/** A typed frame's header: type byte and int32 length. */
+const TYPED_HEADER = 5;
 /** Unnamed Parse messages up to this size are remembered (a copy per session) to be recognised when they repeat. */
 const MAX_REMEMBERED_PARSE = 2048;
 const DESCRIBE_UNNAMED = encodeFrontendMessages({ type: 'Describe', kind: 'S', name: '' });
@@ -241,8 +243,7 @@ export class BatchPlan {
       const statement = this.lookup(statementEnd === portalEnd + 1 ? '' : payload.toString('utf8', portalEnd + 1, statementEnd));
       this.routes.push(statement.route);
       if (this.executionRoute) this.executions.push(this.executionRoute(statement, decodeFrontendMessage(frame) as Bind));
-      const header = frame.bytes.length - payload.length;
-      this.ops.push({ op: 'bind', frame, statement, at: header + portalEnd + 1, end: header + statementEnd });
+      this.ops.push({ op: 'bind', frame, statement, at: TYPED_HEADER + portalEnd + 1, end: TYPED_HEADER + statementEnd });
       return true;
     }
     if (code === FrontendCode.Describe && payload[0] === 0x50 /* 'P' */) {
@@ -255,7 +256,7 @@ export class BatchPlan {
   /** The unnamed Parse the session sent last time, byte for byte: the same statement again. */
   private planRepeatedParse(frame: Frame): boolean {
     const last = this.lastUnnamed;
-    if (last === undefined || last.bytes.length !== frame.bytes.length || !last.bytes.equals(frame.bytes)) return false;
+    if (last === undefined || !sameBytes(last.bytes, frame)) return false;
     const statement = last.statement;
     this.registry.set(statement);
     this.routes.push(statement.route);
@@ -296,7 +297,7 @@ export class BatchPlan {
       case 'parse': {
         const statement = op.statement;
         if (statement.name === '') {
-          out.add(op.frame.bytes);
+          out.addFrame(op.frame);
           conn.unnamedHolds = statement;
           return void expect.push(expectation('parse', true, { undo: () => this.registry.remove(statement) }));
         }
@@ -319,8 +320,9 @@ export class BatchPlan {
       }
       case 'bind': {
         const name = ensurePrepared(op.statement, conn, out, expect);
-        const bytes = op.frame.bytes;
-        out.add(op.end - op.at === Buffer.byteLength(name) && bytes.toString('utf8', op.at, op.end) === name ? bytes : bindTo(bytes, op.at, op.end, name));
+        // the unnamed statement, or the same name: the client's Bind goes as it came
+        if (op.end - op.at === Buffer.byteLength(name) && (name === '' || op.frame.bytes.toString('utf8', op.at, op.end) === name)) out.addFrame(op.frame);
+        else out.add(bindTo(op.frame.bytes, op.at, op.end, name));
         return void expect.push(FORWARDED.bind);
       }
       case 'describe_statement':
@@ -334,7 +336,7 @@ export class BatchPlan {
         return void expect.push(expectation('close', true, { undo: statement ? () => this.registry.get(statement.name) ?? this.registry.set(statement) : undefined }));
       }
       case 'forward':
-        out.add(op.frame.bytes);
+        out.addFrame(op.frame);
         if (op.expect) expect.push(FORWARDED[op.expect]);
         return;
       case 'fail':
@@ -388,6 +390,15 @@ function executeMaxRows(frame: Frame): number {
   return payload.readInt32BE(payload.indexOf(0) + 1);
 }
 
+/** Whether `frame` is `bytes`, compared where the frame lies in its read (no view made for it). */
+function sameBytes(bytes: Buffer, frame: Frame): boolean {
+  const source = frame.source;
+  if (source === undefined) return bytes.equals(frame.bytes);
+  const start = frame.start as number;
+  const end = frame.end as number;
+  return end - start === bytes.length && source.compare(bytes, 0, bytes.length, start, end) === 0;
+}
+
 /** Highest `$n` in the text (a cheap upper bound; literals that look like `$n` only cause an extra Describe). */
 function maxParameter(sql: string): number {
   let max = 0;
@@ -408,7 +419,7 @@ const SYNC = encodeFrontendMessages({ type: 'Sync' });
 
 /** A simple Query goes as it came; its answers run to ReadyForQuery. */
 export function emitQuery(frame: Frame, out: SliceWriter, expect: Expectation[]): void {
-  out.add(frame.bytes);
+  out.addFrame(frame);
   expect.push(FORWARDED.query);
 }
 

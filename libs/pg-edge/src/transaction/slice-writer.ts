@@ -4,6 +4,7 @@
 // out with one write(2) (a unit's probe plus its query, a reply's frames from several reads),
 // otherwise corked as one writev (DESIGN §5).
 import type { Socket } from 'node:net';
+import type { Frame } from '@dbproxy/protocol-pg';
 import { writeDirect as writeDirectExport, writeDirectCopying as writeDirectCopyingExport } from '@dbproxy/runtime';
 import { emptyArray as emptyArrayExport } from '@dbproxy/util';
 /** Read once: through the packages' CommonJS `export *` every access would be a getter call. */
@@ -55,6 +56,13 @@ export class SliceWriter {
       this.tailEnd = end;
     }
     this.pending += end - start;
+  }
+
+  /** Adds a client frame: as a range of its read when it has one (frames of one read then merge without a view each). */
+  addFrame(frame: Frame): void {
+    const source = frame.source;
+    if (source === undefined) this.add(frame.bytes);
+    else this.addRange(source, frame.start as number, frame.end as number);
   }
 
   /** Adds `buf` as a piece of its own (a constant message: nothing after it is adjacent, so the next range is not compared with it). */

@@ -228,7 +228,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
    * the backend waits for (it ignored the batch's own). Its answers end the unit with ReadyForQuery.
    */
   private toCopy(frame: Frame): void {
-    this.toBackend.add(frame.bytes);
+    this.toBackend.addFrame(frame);
     const code = frame.code;
     const relay = this.relay;
     if (code === FrontendCode.CopyDone || code === FrontendCode.CopyFail) {

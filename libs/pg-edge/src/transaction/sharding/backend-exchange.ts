@@ -45,7 +45,8 @@ export function exchangeBytes(conn: PgBackendConnection, request: Buffer, limits
           return;
         }
         const copy = Buffer.from(frame.bytes); // the framer's buffers are reused after this read
-        frames.push({ ...frame, bytes: copy, payload: copy.subarray(copy.length - frame.payload.length) });
+        // a frame of its own: not a range of the read (which a spread would carry over)
+        frames.push({ kind: frame.kind, code: frame.code, bytes: copy, payload: copy.subarray(copy.length - frame.payload.length) });
       },
       onChunkEnd: () => undefined,
       onLost: (err) => reject(err),
