@@ -10,6 +10,8 @@
 //   --warmup N        unmeasured transactions first (V8 optimises hot functions only after many calls)
 //   --keep DIR        leave the callgrind files in DIR (callgrind_annotate names V8's builtins and the native
 //                     code; JIT-compiled JavaScript shows as addresses)
+//   --functions N     also the N functions of the main thread with the most instructions per transaction
+//                     (self cost; JIT-compiled JavaScript named through node's perf map, --perf-basic-prof-only-functions)
 //   --transactions N  the measured difference: runs of N/2 and of N·3/2 transactions are counted and
 //                     subtracted, so the clients' connection set-up (in both) drops out of the main thread's
 //                     count; the other threads' is over both runs (their garbage-collection bursts fall in either)
@@ -26,8 +28,9 @@ const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { args, opt, sleep, ensureInstalled, waitPort, checkOptions, onInterrupt, fmt, ratio, loadAverage } = require('../common.cjs');
 const { postgresIds, writePgbouncerConfig } = require('./pgbouncer.cjs');
+const { topFunctions } = require('./callgrind-functions.cjs');
 
-checkOptions(__filename, { values: ['keep', 'modes', 'protocols', 'clients', 'warmup', 'transactions'], flags: ['no-pgbouncer'] });
+checkOptions(__filename, { values: ['keep', 'modes', 'protocols', 'clients', 'warmup', 'transactions', 'functions'], flags: ['no-pgbouncer'] });
 const { startPostgres, freePort } = require('../../../libs/testing/src/index.ts');
 
 const MODES = opt('modes', 'transaction,transparent').split(',');
@@ -35,6 +38,7 @@ const PROTOCOLS = opt('protocols', 'simple,extended').split(',');
 const CLIENTS = Number(opt('clients', '10'));
 const WARMUP = Number(opt('warmup', '20000'));
 const TRANSACTIONS = Number(opt('transactions', '4000'));
+const FUNCTIONS = Number(opt('functions', '0'));
 const PASSWORD = 'bench-secret';
 
 /** pgbench -S through `port`: `total` transactions over CLIENTS clients. */
@@ -63,6 +67,11 @@ function dumpTotals(dir, pid, part) {
   return { main, others };
 }
 
+/** The main thread's file of callgrind dump `part` of process `pid`. */
+function mainFile(dir, pid, part) {
+  return join(dir, `cg.${pid}.${part}-01`);
+}
+
 /** callgrind_control as the counted process's user (vgdb reaches a valgrind of another user only through its files). */
 function callgrindControl(flag, target) {
   execFileSync('callgrind_control', [flag, String(target.pid)], { stdio: 'ignore', timeout: 120000, ...(target.ids ?? {}) });
@@ -79,9 +88,10 @@ function countPerTransaction(dir, target, protocol) {
     counted.push({ processed, ...dumpTotals(dir, target.pid, ++target.parts) });
   }
   const [a, b] = counted;
+  const functions = FUNCTIONS > 0 ? topFunctions(mainFile(dir, target.pid, target.parts - 1), mainFile(dir, target.pid, target.parts), `/tmp/perf-${target.pid}.map`, b.processed - a.processed, FUNCTIONS) : [];
   // the helper threads' work comes in bursts (a major collection lands in one run or the other): their
   // count is over both runs together, where the main thread's is the difference
-  return { main: (b.main - a.main) / (b.processed - a.processed), others: (a.others + b.others) / (a.processed + b.processed) };
+  return { main: (b.main - a.main) / (b.processed - a.processed), others: (a.others + b.others) / (a.processed + b.processed), functions };
 }
 
 function valgrind(dir, argv, options = {}) {
@@ -99,7 +109,7 @@ async function startEdge(dir, pgPort, mode) {
       `[postgres]\nenabled = true\nrouting_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
       `[[postgres_backends]]\nname = "primary"\naddress = "127.0.0.1:${pgPort}"\nrole = "primary"\nusername = "postgres"\ndatabase = "bench"\n`,
   );
-  const child = valgrind(dir, [process.execPath, join(__dirname, 'edge-launcher.cjs'), config]);
+  const child = valgrind(dir, [process.execPath, ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions'] : []), join(__dirname, 'edge-launcher.cjs'), config]);
   await waitPort(rw, 240000);
   await sleep(15000); // the first health check and the pool's first connections, 30 times slower
   return { name: `pg-edge ${mode}`, child, pid: child.pid, port: rw, parts: 0 };
@@ -144,6 +154,7 @@ async function main() {
           const counts = countPerTransaction(dir, target, protocol);
           rows.push({ target: target.name, protocol, ...counts });
           console.log(`  ${target.name} ${protocol}: ${fmt(counts.main)} instructions per transaction on the main thread, ${fmt(counts.others)} on other threads`);
+          for (const [name, perTx] of counts.functions) console.log(`    ${fmt(perTx).padStart(8)}  ${name}`);
         }
       } finally {
         await stop(target);

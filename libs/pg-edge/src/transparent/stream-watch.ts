@@ -5,7 +5,10 @@
 // the backend's next one, for the latency histograms). A TLS-passthrough session is encrypted end
 // to end: only the time of the last byte is known.
 import type { LatencySeries } from '@dbproxy/observability';
-import { BackendCode } from '@dbproxy/protocol-pg';
+import { BackendCode as BackendCodeExport } from '@dbproxy/protocol-pg';
+
+/** Read once: through the package's CommonJS `export *` every access would be a getter call (per relayed message here). */
+const BackendCode = BackendCodeExport;
 
 const HEADER_BYTES = 5;
 const IDLE = 0x49; // 'I'
@@ -32,7 +35,8 @@ export class MessageBoundaries {
         this.remaining -= take;
         if (this.remaining === 0) this.ended(buf[pos - 1] as number);
       } else if (this.headerFill === 0 && n - pos >= HEADER_BYTES) {
-        this.begin(buf[pos] as number, buf.readInt32BE(pos + 1));
+        // the length read by hand: readInt32BE validates its offset in a call of its own, per relayed message
+        this.begin(buf[pos] as number, ((buf[pos + 1] as number) << 24) | ((buf[pos + 2] as number) << 16) | ((buf[pos + 3] as number) << 8) | (buf[pos + 4] as number));
         pos += HEADER_BYTES;
       } else {
         this.header[this.headerFill++] = buf[pos++] as number;
