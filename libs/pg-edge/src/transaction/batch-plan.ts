@@ -49,6 +49,22 @@ type PlannedOp =
   | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined }
   | { readonly op: 'fail'; readonly error: Error };
 
+/**
+ * Planned ops are made here only, every one with all eight fields in one order: one hidden class,
+ * so emitOne's reads of `op.op`, `op.frame`, ... stay inline (six literal shapes made them megamorphic).
+ */
+const forwardOp = (frame: Frame, expect: Expectation['kind'] | undefined): PlannedOp =>
+  ({ op: 'forward', frame, statement: undefined, infer: false, at: 0, end: 0, expect, error: undefined }) as PlannedOp;
+const parseOp = (frame: Frame, statement: ClientStatement, infer: boolean): PlannedOp =>
+  ({ op: 'parse', frame, statement, infer, at: 0, end: 0, expect: undefined, error: undefined }) as PlannedOp;
+const bindOp = (frame: Frame, statement: ClientStatement, at: number, end: number): PlannedOp =>
+  ({ op: 'bind', frame, statement, infer: false, at, end, expect: undefined, error: undefined }) as PlannedOp;
+const describeStatementOp = (statement: ClientStatement): PlannedOp =>
+  ({ op: 'describe_statement', frame: undefined, statement, infer: false, at: 0, end: 0, expect: undefined, error: undefined }) as PlannedOp;
+const closeStatementOp = (statement: ClientStatement | undefined): PlannedOp =>
+  ({ op: 'close_statement', frame: undefined, statement, infer: false, at: 0, end: 0, expect: undefined, error: undefined }) as PlannedOp;
+const failOp = (error: Error): PlannedOp => ({ op: 'fail', frame: undefined, statement: undefined, infer: false, at: 0, end: 0, expect: undefined, error }) as PlannedOp;
+
 /** A typed frame's header: type byte and int32 length. */
 const TYPED_HEADER = 5;
 /** Unnamed Parse messages up to this size are remembered (a copy per session) to be recognised when they repeat. */
@@ -118,13 +134,13 @@ export class BatchPlan {
 
   add(frame: Frame): PlanProgress {
     if (frame.code === FrontendCode.Sync) {
-      this.ops.push({ op: 'forward', frame, expect: 'sync' });
+      this.ops.push(forwardOp(frame, 'sync'));
       this.skipping = false;
       this.synced = true;
       return 'sync';
     }
     if (frame.code === FrontendCode.Flush) {
-      this.ops.push({ op: 'forward', frame, expect: undefined });
+      this.ops.push(forwardOp(frame, undefined));
       return 'flush';
     }
     if (this.skipping) return 'pending';
@@ -145,7 +161,7 @@ export class BatchPlan {
       else if (op.op === 'close_statement' && op.statement && !this.registry.has(op.statement.name)) this.registry.set(op.statement);
     }
     const keep = last && last.op === 'forward' && (last.expect === 'sync' || last.expect === undefined) ? [last] : [];
-    this.ops = [{ op: 'fail', error }, ...keep];
+    this.ops = [failOp(error), ...keep];
     emptyArray(this.routes);
     emptyArray(this.executions);
     this.skipping = !this.synced;
@@ -192,7 +208,7 @@ export class BatchPlan {
   }
 
   private refuse(error: Error): void {
-    this.ops.push({ op: 'fail', error });
+    this.ops.push(failOp(error));
     this.skipping = true;
   }
 
@@ -210,18 +226,18 @@ export class BatchPlan {
         if (message.statement === '' && frame.bytes.length <= MAX_REMEMBERED_PARSE) this.lastUnnamed = { bytes: Buffer.from(frame.bytes), statement };
         this.routes.push(route);
         const infer = message.statement !== '' && (message.paramTypes.length < maxParameter(message.sql) || message.paramTypes.includes(0));
-        return void this.ops.push({ op: 'parse', frame, statement, infer });
+        return void this.ops.push(parseOp(frame, statement, infer));
       }
       case 'Bind':
         throw PgEdgeErrors.protocol('malformed Bind');
       case 'Describe':
-        if (message.kind === 'P') return void this.ops.push({ op: 'forward', frame, expect: 'describe_portal' });
-        return void this.ops.push({ op: 'describe_statement', statement: this.lookup(message.name) });
+        if (message.kind === 'P') return void this.ops.push(forwardOp(frame, 'describe_portal'));
+        return void this.ops.push(describeStatementOp(this.lookup(message.name)));
       case 'Close':
-        if (message.kind === 'P') return void this.ops.push({ op: 'forward', frame, expect: 'close' });
-        return void this.ops.push({ op: 'close_statement', statement: this.registry.delete(message.name) });
+        if (message.kind === 'P') return void this.ops.push(forwardOp(frame, 'close'));
+        return void this.ops.push(closeStatementOp(this.registry.delete(message.name)));
       case 'Execute':
-        return void this.ops.push({ op: 'forward', frame, expect: 'execute' });
+        return void this.ops.push(forwardOp(frame, 'execute'));
       default:
         throw PgEdgeErrors.protocol(`${message.type} inside an extended-protocol batch`);
     }
@@ -231,7 +247,7 @@ export class BatchPlan {
   private planWithoutDecoding(frame: Frame): boolean {
     const code = frame.code;
     if (code === FrontendCode.Execute) {
-      this.ops.push({ op: 'forward', frame, expect: 'execute' });
+      this.ops.push(forwardOp(frame, 'execute'));
       return true;
     }
     if (code === FrontendCode.Parse) return this.planRepeatedParse(frame);
@@ -243,11 +259,11 @@ export class BatchPlan {
       const statement = this.lookup(statementEnd === portalEnd + 1 ? '' : payload.toString('utf8', portalEnd + 1, statementEnd));
       this.routes.push(statement.route);
       if (this.executionRoute) this.executions.push(this.executionRoute(statement, decodeFrontendMessage(frame) as Bind));
-      this.ops.push({ op: 'bind', frame, statement, at: TYPED_HEADER + portalEnd + 1, end: TYPED_HEADER + statementEnd });
+      this.ops.push(bindOp(frame, statement, TYPED_HEADER + portalEnd + 1, TYPED_HEADER + statementEnd));
       return true;
     }
     if (code === FrontendCode.Describe && payload[0] === 0x50 /* 'P' */) {
-      this.ops.push({ op: 'forward', frame, expect: 'describe_portal' });
+      this.ops.push(forwardOp(frame, 'describe_portal'));
       return true;
     }
     return false;
@@ -260,7 +276,7 @@ export class BatchPlan {
     const statement = last.statement;
     this.registry.set(statement);
     this.routes.push(statement.route);
-    this.ops.push({ op: 'parse', frame, statement, infer: false });
+    this.ops.push(parseOp(frame, statement, false));
     return true;
   }
 
