@@ -46,24 +46,26 @@ type PlannedOp =
   | { readonly op: 'bind'; readonly frame: Frame; readonly statement: ClientStatement; readonly at: number; readonly end: number }
   | { readonly op: 'describe_statement'; readonly statement: ClientStatement }
   | { readonly op: 'close_statement'; readonly statement: ClientStatement | undefined }
-  | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined }
+  /** `answer`: the Expectation of `expect`, looked up when planned (a lookup by a varying key at emit was megamorphic). */
+  | { readonly op: 'forward'; readonly frame: Frame; readonly expect: Expectation['kind'] | undefined; readonly answer: Expectation | undefined }
   | { readonly op: 'fail'; readonly error: Error };
 
 /**
- * Planned ops are made here only, every one with all eight fields in one order: one hidden class,
+ * Planned ops are made here only, every one with all nine fields in one order: one hidden class,
  * so emitOne's reads of `op.op`, `op.frame`, ... stay inline (six literal shapes made them megamorphic).
  */
-const forwardOp = (frame: Frame, expect: Expectation['kind'] | undefined): PlannedOp =>
-  ({ op: 'forward', frame, statement: undefined, infer: false, at: 0, end: 0, expect, error: undefined }) as PlannedOp;
+const forwardOp = (frame: Frame, expect: Expectation['kind'] | undefined, answer: Expectation | undefined): PlannedOp =>
+  ({ op: 'forward', frame, statement: undefined, infer: false, at: 0, end: 0, expect, error: undefined, answer }) as PlannedOp;
 const parseOp = (frame: Frame, statement: ClientStatement, infer: boolean): PlannedOp =>
-  ({ op: 'parse', frame, statement, infer, at: 0, end: 0, expect: undefined, error: undefined }) as PlannedOp;
+  ({ op: 'parse', frame, statement, infer, at: 0, end: 0, expect: undefined, error: undefined, answer: undefined }) as PlannedOp;
 const bindOp = (frame: Frame, statement: ClientStatement, at: number, end: number): PlannedOp =>
-  ({ op: 'bind', frame, statement, infer: false, at, end, expect: undefined, error: undefined }) as PlannedOp;
+  ({ op: 'bind', frame, statement, infer: false, at, end, expect: undefined, error: undefined, answer: undefined }) as PlannedOp;
 const describeStatementOp = (statement: ClientStatement): PlannedOp =>
-  ({ op: 'describe_statement', frame: undefined, statement, infer: false, at: 0, end: 0, expect: undefined, error: undefined }) as PlannedOp;
+  ({ op: 'describe_statement', frame: undefined, statement, infer: false, at: 0, end: 0, expect: undefined, error: undefined, answer: undefined }) as PlannedOp;
 const closeStatementOp = (statement: ClientStatement | undefined): PlannedOp =>
-  ({ op: 'close_statement', frame: undefined, statement, infer: false, at: 0, end: 0, expect: undefined, error: undefined }) as PlannedOp;
-const failOp = (error: Error): PlannedOp => ({ op: 'fail', frame: undefined, statement: undefined, infer: false, at: 0, end: 0, expect: undefined, error }) as PlannedOp;
+  ({ op: 'close_statement', frame: undefined, statement, infer: false, at: 0, end: 0, expect: undefined, error: undefined, answer: undefined }) as PlannedOp;
+const failOp = (error: Error): PlannedOp =>
+  ({ op: 'fail', frame: undefined, statement: undefined, infer: false, at: 0, end: 0, expect: undefined, error, answer: undefined }) as PlannedOp;
 
 /** A typed frame's header: type byte and int32 length. */
 const TYPED_HEADER = 5;
@@ -134,13 +136,13 @@ export class BatchPlan {
 
   add(frame: Frame): PlanProgress {
     if (frame.code === FrontendCode.Sync) {
-      this.ops.push(forwardOp(frame, 'sync'));
+      this.ops.push(forwardOp(frame, 'sync', FORWARDED.sync));
       this.skipping = false;
       this.synced = true;
       return 'sync';
     }
     if (frame.code === FrontendCode.Flush) {
-      this.ops.push(forwardOp(frame, undefined));
+      this.ops.push(forwardOp(frame, undefined, undefined));
       return 'flush';
     }
     if (this.skipping) return 'pending';
@@ -231,13 +233,13 @@ export class BatchPlan {
       case 'Bind':
         throw PgEdgeErrors.protocol('malformed Bind');
       case 'Describe':
-        if (message.kind === 'P') return void this.ops.push(forwardOp(frame, 'describe_portal'));
+        if (message.kind === 'P') return void this.ops.push(forwardOp(frame, 'describe_portal', FORWARDED.describe_portal));
         return void this.ops.push(describeStatementOp(this.lookup(message.name)));
       case 'Close':
-        if (message.kind === 'P') return void this.ops.push(forwardOp(frame, 'close'));
+        if (message.kind === 'P') return void this.ops.push(forwardOp(frame, 'close', FORWARDED.close));
         return void this.ops.push(closeStatementOp(this.registry.delete(message.name)));
       case 'Execute':
-        return void this.ops.push(forwardOp(frame, 'execute'));
+        return void this.ops.push(forwardOp(frame, 'execute', FORWARDED.execute));
       default:
         throw PgEdgeErrors.protocol(`${message.type} inside an extended-protocol batch`);
     }
@@ -247,7 +249,7 @@ export class BatchPlan {
   private planWithoutDecoding(frame: Frame): boolean {
     const code = frame.code;
     if (code === FrontendCode.Execute) {
-      this.ops.push(forwardOp(frame, 'execute'));
+      this.ops.push(forwardOp(frame, 'execute', FORWARDED.execute));
       return true;
     }
     if (code === FrontendCode.Parse) return this.planRepeatedParse(frame);
@@ -263,7 +265,7 @@ export class BatchPlan {
       return true;
     }
     if (code === FrontendCode.Describe && payload[0] === 0x50 /* 'P' */) {
-      this.ops.push(forwardOp(frame, 'describe_portal'));
+      this.ops.push(forwardOp(frame, 'describe_portal', FORWARDED.describe_portal));
       return true;
     }
     return false;
@@ -353,7 +355,7 @@ export class BatchPlan {
       }
       case 'forward':
         out.addFrame(op.frame);
-        if (op.expect) expect.push(FORWARDED[op.expect]);
+        if (op.answer) expect.push(op.answer);
         return;
       case 'fail':
         out.add(FAILING_BIND);
