@@ -49,7 +49,8 @@ export function typedFrameAt(buf: Buffer, start: number, end: number): Frame {
 export const DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024;
 export const DEFAULT_MAX_STARTUP_SIZE = 10000;
 
-const HEADER_SIZE: Record<FramePhase, number> = { startup: 8, typed: 5, 'encryption-response': 1 };
+/** A frame's header size in each phase (compared, not looked up: a lookup by the varying phase was a megamorphic keyed load per read). */
+const headerSizeOf = (phase: FramePhase): number => (phase === 'typed' ? 5 : phase === 'startup' ? 8 : 1);
 
 /** Requests after which the peer must wait for our answer before sending anything more. */
 const ANSWER_AWAITING: ReadonlyMap<number, string> = new Map([
@@ -218,7 +219,7 @@ export class PgFramer {
   /** Frames straight out of `chunk` from `offset`; returns the new offset. */
   private cut(chunk: Buffer, offset: number, onFrame: (frame: Frame) => void): number {
     const available = chunk.length - offset;
-    if (available < HEADER_SIZE[this.phaseNow]) {
+    if (available < headerSizeOf(this.phaseNow)) {
       // a startup packet's length is judged as soon as it is known, not when the header completes
       if (this.phaseNow === 'startup' && available >= 4) this.startupLength(chunk.readInt32BE(offset));
       chunk.copy(this.head, 0, offset);
@@ -240,7 +241,7 @@ export class PgFramer {
   /** Continues a frame that began in an earlier chunk; returns the new offset. */
   private fill(chunk: Buffer, offset: number, onFrame: (frame: Frame) => void): number {
     if (!this.body) {
-      const headerSize = HEADER_SIZE[this.phaseNow];
+      const headerSize = headerSizeOf(this.phaseNow);
       const n = Math.min(headerSize - this.headLength, chunk.length - offset);
       chunk.copy(this.head, this.headLength, offset, offset + n);
       this.headLength += n;
