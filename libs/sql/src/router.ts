@@ -126,6 +126,17 @@ export class SqlRouter {
     return route;
   }
 
+  /**
+   * The route of a statement given as its UTF-8 bytes `b[start, end)` when it has a known shape
+   * (what `route` on the decoded text would return), found without decoding them; undefined
+   * otherwise: the caller then decodes the text and routes it with `route`.
+   */
+  routeKnownBytes(b: Buffer, start: number, end: number): SqlRoute | undefined {
+    const known = this.shapes.findBytes(b, start, end);
+    if (known !== undefined && cacheLookup.hasSubscribers) cacheLookup.publish({ hit: true });
+    return known;
+  }
+
   /** Scans and analyzes a statement once; routePrepared() then binds values without re-parsing. */
   prepare(text: string): PreparedRoute {
     const scan = this.fingerprinter.run(text);

@@ -56,6 +56,31 @@ describe.each(['mysql', 'postgresql'] as const)('SqlRouter shapes (%s)', (dialec
     expect(router.stats().hits).toBeGreaterThan(500);
   });
 
+  it('finds from UTF-8 bytes, undecoded, only what route() on the text gives', () => {
+    const router = make(dialect);
+    let found = 0;
+    for (const text of cases(dialect === 'mysql' ? 3 : 4, 3000)) {
+      const bytes = Buffer.from(`Q${text}\0`, 'utf8'); // within a larger buffer, as in a client's message
+      const known = router.routeKnownBytes(bytes, 1, bytes.length - 1);
+      if (known !== undefined) {
+        found++;
+        expect({ text, route: known }).toEqual({ text, route: router.route(text) });
+      }
+      const route = known ?? router.route(text);
+      expect({ text, route: comparable(route) }).toEqual({ text, route: comparable(make(dialect).route(text)) });
+    }
+    expect(found).toBeGreaterThan(500);
+    // a literal holding characters beyond ASCII is matched by its bytes
+    router.route("SELECT * FROM users_profile WHERE name = 'x' LIMIT 1");
+    const wide = Buffer.from("SELECT * FROM users_profile WHERE name = 'ünï ü' LIMIT 10", 'utf8');
+    expect(router.routeKnownBytes(wide, 0, wide.length)).toBe(router.route("SELECT * FROM users_profile WHERE name = 'y' LIMIT 1"));
+    // a shape whose fixed text is beyond ASCII is found from the text only
+    router.route("SELECT * FROM documents_store WHERE tïtle = 'x'");
+    const fixedWide = Buffer.from("SELECT * FROM documents_store WHERE tïtle = 'y'", 'utf8');
+    expect(router.routeKnownBytes(fixedWide, 0, fixedWide.length)).toBeUndefined();
+    expect(router.route("SELECT * FROM documents_store WHERE tïtle = 'y'").cache).toBe('hit');
+  });
+
   it('answers a repeated shape from its earlier route, counted as a cache hit', () => {
     const router = make(dialect);
     const first = router.route('SELECT abalance FROM pgbench_accounts WHERE aid = 17;');

@@ -22,6 +22,10 @@ interface Shape<R> {
   readonly text: string;
   /** Per variable literal: start, end (in `text`) and kind, flattened. */
   readonly literals: Int32Array;
+  /** For matching bytes: `text` with each variable literal's value replaced by an ASCII one, when the rest of it is ASCII. */
+  readonly bytes: Buffer | undefined;
+  /** `literals` in `bytes`. */
+  readonly byteLiterals: Int32Array;
   readonly route: R;
 }
 
@@ -105,6 +109,77 @@ function matches<R>(shape: Shape<R>, text: string): boolean {
   return earlier.length - from === text.length - at && sameRun(earlier, from, earlier.length, text, at);
 }
 
+/** Whether `a[from, to)` equals `b` from `at` (`b` ends at `stop`). */
+function sameBytes(a: Buffer, from: number, to: number, b: Buffer, at: number, stop: number): boolean {
+  if (at + (to - from) > stop) return false;
+  for (let i = from; i < to; i++) if (a[i] !== b[at + i - from]) return false;
+  return true;
+}
+
+/** endsLiteral for bytes: the end of the text ends a literal too. */
+const endsLiteralAt = (b: Buffer, at: number, stop: number): boolean => at >= stop || endsLiteral(b[at] as number);
+
+/** literalEnd over bytes `b[at, stop)`: a multi-byte UTF-8 character holds no quote or backslash byte, so a quoted literal ends where its characters' would. */
+function literalEndBytes(b: Buffer, at: number, stop: number, kind: number): number {
+  let i = at;
+  if (kind === DIGITS) {
+    while (i < stop && isDigit(b[i] as number)) i++;
+    return i > at ? i : -1;
+  }
+  if (i >= stop || b[i] !== 0x27) return -1;
+  for (i++; i < stop; i++) {
+    const c = b[i] as number;
+    if (c === 0x5c) return -1;
+    if (c === 0x27) return i + 1 < stop && b[i + 1] === 0x27 ? -1 : i + 1;
+  }
+  return -1;
+}
+
+/**
+ * `matches` over the UTF-8 bytes `b[begin, stop)` of a statement, for a shape whose text is ASCII:
+ * its fixed parts are then the same bytes as characters, and every other byte lies in a literal.
+ */
+function matchesBytes<R>(shape: Shape<R>, earlier: Buffer, b: Buffer, begin: number, stop: number): boolean {
+  const literals = shape.byteLiterals;
+  let from = 0;
+  let at = begin;
+  for (let i = 0; i < literals.length; i += 3) {
+    const start = literals[i] as number;
+    if (!sameBytes(earlier, from, start, b, at, stop)) return false;
+    at += start - from;
+    const end = literalEndBytes(b, at, stop, literals[i + 2] as number);
+    if (end < 0 || !endsLiteralAt(b, end, stop)) return false;
+    at = end;
+    from = literals[i + 1] as number;
+  }
+  return earlier.length - from === stop - at && sameBytes(earlier, from, earlier.length, b, at, stop);
+}
+
+const ASCII_VALUE = [0, '0', "''"] as const;
+
+/**
+ * `text` for matching bytes: its fixed parts as they are (they must be ASCII, else undefined), each
+ * variable literal an ASCII value of its kind; with the literals' places in it.
+ */
+function asciiShape(text: string, literals: Int32Array): { bytes: Buffer; byteLiterals: Int32Array } | undefined {
+  let ascii = '';
+  const byteLiterals = new Int32Array(literals.length);
+  let from = 0;
+  for (let i = 0; i <= literals.length; i += 3) {
+    const to = i < literals.length ? (literals[i] as number) : text.length;
+    for (let j = from; j < to; j++) if (text.charCodeAt(j) > 0x7f) return undefined;
+    ascii += text.slice(from, to);
+    if (i === literals.length) break;
+    const kind = literals[i + 2] as 1 | 2;
+    byteLiterals[i] = ascii.length;
+    ascii += ASCII_VALUE[kind];
+    byteLiterals[i + 1] = ascii.length;
+    byteLiterals[i + 2] = kind;
+    from = literals[i + 1] as number;
+  }
+  return { bytes: Buffer.from(ascii, 'latin1'), byteLiterals };
+}
+
 /** Routes by shape, at most `capacity` shapes (all forgotten when full: a workload of that many shapes gains nothing here). */
 export class ShapeMemo<R> {
   private readonly byKey = new Map<string, Shape<R>[]>();
@@ -135,6 +210,31 @@ export class ShapeMemo<R> {
     return undefined;
   }
 
+  /**
+   * `find` for a statement given as its UTF-8 bytes `b[start, end)`, without decoding them: only
+   * shapes of ASCII text are found this way (undefined may still be found by `find` on the text).
+   */
+  findBytes(b: Buffer, start: number, end: number): R | undefined {
+    const length = end - start;
+    if (length <= SHAPE_KEY_LENGTH || length > SHAPE_MAX_LENGTH) return undefined;
+    const last = this.last;
+    if (last !== undefined && last.bytes !== undefined && matchesBytes(last, last.bytes, b, start, end)) {
+      this.hits++;
+      return last.route;
+    }
+    for (let i = start; i < start + SHAPE_KEY_LENGTH; i++) if ((b[i] as number) > 0x7f) return undefined;
+    const shapes = this.byKey.get(b.toString('latin1', start, start + SHAPE_KEY_LENGTH));
+    if (shapes === undefined) return undefined;
+    for (const shape of shapes) {
+      if (shape.bytes !== undefined && matchesBytes(shape, shape.bytes, b, start, end)) {
+        this.hits++;
+        this.last = shape;
+        return shape.route;
+      }
+    }
+    return undefined;
+  }
+
   /** Keeps `route` for statements of `text`'s shape (`scan`: its scan, just run); a statement without variable literals is not kept. */
   remember(text: string, scan: StatementScan, route: R): void {
     if (text.length > SHAPE_MAX_LENGTH) return;
@@ -147,7 +247,8 @@ export class ShapeMemo<R> {
     this.last = undefined;
     const key = text.slice(0, SHAPE_KEY_LENGTH);
     const shapes = this.byKey.get(key);
-    const shape = { text, literals, route };
+    const ascii = asciiShape(text, literals);
+    const shape = { text, literals, bytes: ascii?.bytes, byteLiterals: ascii?.byteLiterals ?? literals, route };
     if (shapes !== undefined && shapes.length >= SHAPES_PER_KEY) {
       shapes.copyWithin(0, 1);
       shapes[shapes.length - 1] = shape;

@@ -337,9 +337,17 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   }
 
   private runSimple(frame: Frame): void {
-    const bytes = frame.bytes;
-    const sql = bytes.toString('utf8', 5, bytes.length - 1); // after the header, before the terminating NUL
-    const route = this.router.route(sql);
+    // the text lies after the header, before the terminating NUL
+    const source = frame.source ?? frame.bytes;
+    const start = (frame.source === undefined ? 0 : (frame.start as number)) + 5;
+    const end = (frame.source === undefined ? source.length : (frame.end as number)) - 1;
+    // a statement of a known shape is routed from its bytes; its text is decoded only where it is read
+    const known = this.router.routeKnownBytes(source, start, end);
+    if (known !== undefined && this.sharded === undefined && known.classification.statementCount <= 1) {
+      return this.runUnit([known], true, (out, expect) => emitQuery(frame, out, expect), false);
+    }
+    const sql = source.toString('utf8', start, end);
+    const route = known ?? this.router.route(sql);
     const local = this.lease ? undefined : this.sharded?.deferred.answer(route, sql);
     if (local) {
       this.lastStatus = (this.sharded as ShardedUnits).deferred.status;
