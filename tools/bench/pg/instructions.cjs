@@ -15,6 +15,8 @@
 //   --transactions N  the measured difference: runs of N/2 and of N·3/2 transactions are counted and
 //                     subtracted, so the clients' connection set-up (in both) drops out of the main thread's
 //                     count; the other threads' is over both runs (their garbage-collection bursts fall in either)
+//   EDGE_NODE_FLAGS='--no-turbo-inlining' (environment)  node flags for pg-edge; this one charges each function
+//                     its own instructions in --functions (inlined callees otherwise count to their caller)
 // Per target it prints the main thread's instructions per transaction, the other threads' (V8's
 // compiler and garbage-collector helpers, libuv's pool), and PgBouncer's beside pg-edge's.
 // Starts its own PostgreSQL (libs/testing), installs pgbouncer and valgrind with apt-get when missing,
@@ -109,7 +111,9 @@ async function startEdge(dir, pgPort, mode) {
       `[postgres]\nenabled = true\nrouting_mode = "${mode}"\nread_write_listen = "127.0.0.1:${rw}"\nread_only_listen = "127.0.0.1:${await freePort()}"\n` +
       `[[postgres_backends]]\nname = "primary"\naddress = "127.0.0.1:${pgPort}"\nrole = "primary"\nusername = "postgres"\ndatabase = "bench"\n`,
   );
-  const child = valgrind(dir, [process.execPath, ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions'] : []), join(__dirname, 'edge-launcher.cjs'), config]);
+  // EDGE_NODE_FLAGS as in bench.cjs (`--no-turbo-inlining` charges each function its own instructions, at some cost to the total)
+  const flags = (process.env.EDGE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = valgrind(dir, [process.execPath, ...flags, ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions'] : []), join(__dirname, 'edge-launcher.cjs'), config]);
   await waitPort(rw, 240000);
   await sleep(15000); // the first health check and the pool's first connections, 30 times slower
   return { name: `pg-edge ${mode}`, child, pid: child.pid, port: rw, parts: 0 };
