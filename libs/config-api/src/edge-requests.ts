@@ -1,5 +1,6 @@
 // Asks live edge instances over their admin subject, all at once, each bounded in time: a slow
 // or failed edge is reported with its status, never waited for past the timeout.
+import { performance } from 'node:perf_hooks';
 import { BusErrors, requestMessage, Subjects, type Bus, type EdgeAdminReply, type EdgeAdminRequest, type Protocol } from '@dbproxy/bus';
 import type { EdgeInstance } from './edge-registry';
 

@@ -1,6 +1,7 @@
 // Latency histograms the edges observe per statement: cells bound to one label set once, observed
 // with a few comparisons and adds (no label hashing or allocation per statement), copied into
 // prom-client histograms when Prometheus scrapes.
+import { performance } from 'node:perf_hooks';
 import { Histogram } from 'prom-client';
 import type { MetricsRegistry } from './metrics';
 

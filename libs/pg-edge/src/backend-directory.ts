@@ -1,6 +1,7 @@
 // Which backend serves a shard in a role right now: configured backends (credentials, TLS) joined
 // with the topology service's view (health, shunning, draining, DNS pins), and the replica choice,
 // which skips for a while a replica this process just failed to connect to (before topology notices).
+import { performance } from 'node:perf_hooks';
 import type { DeepReadonly, PostgresBackendConfig } from '@dbproxy/config';
 import { ReplicaSelector, type ReplicaCandidate } from '@dbproxy/routing';
 import type { BackendState, TopologyView } from '@dbproxy/topology-client';

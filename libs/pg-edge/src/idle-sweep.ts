@@ -1,5 +1,6 @@
 // The client read timeout of both modes: sessions waiting for their client are looked at once a
 // second and close themselves after proxy.client_read_timeout_seconds of silence (57P05 / 25P03).
+import { performance } from 'node:perf_hooks';
 import { PgEdgeErrors } from './errors';
 
 export interface IdleWatched {

@@ -3,6 +3,7 @@
 // hears ReadyForQuery) for pg_current_wal_lsn(), which is at or past the commit's LSN; a later read
 // runs on a replica whose pg_last_wal_replay_lsn() reached it: at once when this process saw it
 // there before, else after polling it up to causal_wait_ms, else on the primary.
+import { performance } from 'node:perf_hooks';
 import type { Counter, Histogram } from 'prom-client';
 import { zeroSeries, type MetricsRegistry } from '@dbproxy/observability';
 import type { PgBackendConnection } from './backend-connection';

@@ -1,5 +1,6 @@
 // What transaction-mode sessions of one service instance share: pools, SCRAM secrets, the
 // ParameterStatus set clients are shown, and the sessions whose queries have a deadline.
+import { performance } from 'node:perf_hooks';
 import type { SqlRouter } from '@dbproxy/sql';
 import type { EdgeEpoch } from '../edge-context';
 import { PgEdgeErrors } from '../errors';

@@ -1,5 +1,6 @@
 // Transaction-mode startup: TLS (required before any credential when proxy.tls.mode = "required"),
 // shard key, frontend authentication against [[users]], then the greeting a PostgreSQL server gives.
+import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import type { DeepReadonly, UserConfig } from '@dbproxy/config';
 import { encodeBackendMessages, pgError, type BackendMessage, type StartupMessage } from '@dbproxy/protocol-pg';

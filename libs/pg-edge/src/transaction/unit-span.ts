@@ -3,6 +3,7 @@
 // connection, a CLIENT child for the round trip to the backend (server.address/port). Statements
 // are fingerprints (never literal values); a sqlcommenter `traceparent` continues the client's
 // trace. With tracing off a session learns so from its first unit and no longer parses traceparents.
+import { performance } from 'node:perf_hooks';
 import { INVALID_TRACEID, type Attributes, type Tracer } from '@opentelemetry/api';
 import { contextFromTraceparent, DbSpan, type DbOperation } from '@dbproxy/observability';
 import type { SqlRoute } from '@dbproxy/sql';

@@ -1,5 +1,6 @@
 // MySQL/MariaDB health check: SELECT 1, role from @@read_only, replication from SHOW SLAVE STATUS
 // (SHOW REPLICA STATUS on MySQL 8) and the GTID position.
+import { performance } from 'node:perf_hooks';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { splitAddress, type BackendTarget } from '../targets';
 import { MonitorConnection } from './monitor-connection';

@@ -1,5 +1,6 @@
 // PostgreSQL health check: SELECT 1, pg_is_in_recovery(), the primary's pg_current_wal_lsn() and
 // a standby's replay/receive LSNs, replay pause and pg_last_xact_replay_timestamp().
+import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { splitAddress, type BackendTarget } from '../targets';
 import { MonitorConnection } from './monitor-connection';

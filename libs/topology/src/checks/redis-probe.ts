@@ -1,4 +1,5 @@
 // Redis/Valkey health check: PING, ROLE and INFO replication (offsets, link state).
+import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { TopologyErrors } from '../errors';
 import { splitAddress, type BackendTarget } from '../targets';
