@@ -18,7 +18,7 @@ import type { BackendConfig } from '../backend-directory';
 import { openBackendSocket } from '../backend-socket';
 import { PgEdgeErrors } from '../errors';
 import { BackendStatements } from './backend-statements';
-import { ByteReader, descriptorOf } from '@dbproxy/runtime';
+import { ByteReader, descriptorOf, DirectSocket } from '@dbproxy/runtime';
 /** Read once: through the package's CommonJS `export *` every access would be a getter call. */
 const BackendCode = BackendCodeExport;
 
@@ -67,8 +67,10 @@ export class PgBackendConnection {
   private finalReady = true;
   private readonly framer: PgFramer;
   private idleStatus = 0x49; // 'I'
-  /** The socket's descriptor for direct writes (SliceWriter.flush); -1 over TLS. */
+  /** The socket's descriptor for direct writes; -1 over TLS. */
   fd = -1;
+  /** The socket for SliceWriter.flush: written with write(2) on `fd` while nothing waits in its stream. */
+  direct: DirectSocket;
   /** Where the socket's reads go: the startup exchange, then `steady` (frames to the holder). */
   private onBytes: (chunk: Buffer) => void = () => undefined;
 
@@ -80,6 +82,7 @@ export class PgBackendConnection {
     maxPreparedStatements: number,
   ) {
     this.framer = new PgFramer({ phase: 'typed', peer: 'backend', maxMessageSize });
+    this.direct = new DirectSocket(socket, -1);
     this.statements = new BackendStatements(maxPreparedStatements);
   }
 
@@ -93,6 +96,7 @@ export class PgBackendConnection {
     else {
       reader.sink = received;
       conn.fd = descriptorOf(socket);
+      conn.direct = new DirectSocket(socket, conn.fd);
     }
     try {
       await conn.startup(config, options);

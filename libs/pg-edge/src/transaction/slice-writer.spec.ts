@@ -1,6 +1,6 @@
 // SliceWriter: adjacent slices of one read buffer go out as one zero-copy write.
 import { Socket, connect, createServer, type AddressInfo } from 'node:net';
-import { descriptorOf } from '@dbproxy/runtime';
+import { descriptorOf, DirectSocket } from '@dbproxy/runtime';
 import { SliceWriter } from './slice-writer';
 
 class RecordingSocket extends Socket {
@@ -25,7 +25,7 @@ describe('SliceWriter', () => {
     w.add(chunk.subarray(5));
     const socket = new RecordingSocket();
     expect(w.length).toBe(8);
-    w.flush(socket);
+    w.flush(new DirectSocket(socket, -1));
     expect(socket.writes.map(String)).toEqual(['abcdefgh']);
     expect(socket.corked).toBe(0);
   });
@@ -41,11 +41,11 @@ describe('SliceWriter', () => {
     w.append(rows);
     expect(rows.empty).toBe(true);
     const socket = new RecordingSocket();
-    w.flush(socket);
+    w.flush(new DirectSocket(socket, -1));
     expect(socket.writes.map(String)).toEqual(['abcdefgh']);
     w.addRange(chunk, 1, 3);
     w.addRange(Buffer.from('xy'), 0, 2);
-    w.flush(socket);
+    w.flush(new DirectSocket(socket, -1));
     expect(socket.writes.slice(1).map(String)).toEqual(['bc', 'xy']);
   });
 
@@ -58,7 +58,7 @@ describe('SliceWriter', () => {
     w.append(held);
     expect(held.empty).toBe(true);
     const socket = new RecordingSocket();
-    w.flush(socket);
+    w.flush(new DirectSocket(socket, -1));
     expect(socket.writes.map(String)).toEqual(['one', 'two', 'three']);
     expect(socket.corked).toBe(1);
     expect(w.empty).toBe(true);
@@ -83,7 +83,7 @@ describe('SliceWriter on a TCP descriptor', () => {
       w.add(Buffer.alloc(300, 'x'));
       w.add(Buffer.from('three'));
       expect(w.length).toBe(311);
-      expect(w.flush(socket, descriptorOf(socket))).toBe(true);
+      expect(w.flush(new DirectSocket(socket, descriptorOf(socket)))).toBe(true);
       await got;
       expect(Buffer.concat(received).toString()).toBe(`onetwo${'x'.repeat(300)}three`);
       expect(streamWrite).not.toHaveBeenCalled();

@@ -3,14 +3,11 @@
 // message); several pieces on a plain TCP descriptor are gathered into one reused scratch and go
 // out with one write(2) (a unit's probe plus its query, a reply's frames from several reads),
 // otherwise corked as one writev (DESIGN §5).
-import type { Socket } from 'node:net';
 import type { Frame } from '@dbproxy/protocol-pg';
-import { writeDirect as writeDirectExport, writeDirectCopying as writeDirectCopyingExport } from '@dbproxy/runtime';
+import type { DirectSocket } from '@dbproxy/runtime';
 import { emptyArray as emptyArrayExport } from '@dbproxy/util';
 /** Read once: through the packages' CommonJS `export *` every access would be a getter call. */
 const emptyArray = emptyArrayExport;
-const writeDirect = writeDirectExport;
-const writeDirectCopying = writeDirectCopyingExport;
 
 /**
  * Pieces up to this many bytes in all are gathered into GATHER (one copy of small frames costs far
@@ -91,11 +88,11 @@ export class SliceWriter {
   }
 
   /**
-   * Writes what was added; returns false when the socket asks the writer to wait for 'drain'. With
-   * the socket's descriptor (`fd`, plain TCP), one piece goes out with one write(2) past the stream
-   * layer unless the socket is corked or already has bytes queued (writeDirect, @dbproxy/runtime).
+   * Writes what was added; returns false when the socket asks the writer to wait for 'drain'. On a
+   * plain TCP socket one piece goes out with one write(2) past the stream layer unless the socket
+   * is corked or already has bytes queued (DirectSocket, @dbproxy/runtime).
    */
-  flush(socket: Socket, fd = -1): boolean {
+  flush(to: DirectSocket): boolean {
     if (this.pending === 0) return true;
     this.flushed += this.pending;
     const tail = this.tail;
@@ -105,9 +102,9 @@ export class SliceWriter {
       const end = this.tailEnd;
       this.tail = undefined;
       this.pending = 0;
-      if (socket.destroyed) return true;
-      if (end <= tail.length && fd >= 0 && !socket.writableCorked) return writeDirect(socket, fd, tail, start, end);
-      return writeOne(socket, fd, this.rangeOf(tail, start, end));
+      if (to.destroyed) return true;
+      if (end <= tail.length) return to.write(tail, start, end);
+      return to.write(this.rangeOf(tail, start, end));
     }
     const total = this.pending;
     if (tail !== undefined) this.pieces.push(this.closeTail(tail));
@@ -115,10 +112,11 @@ export class SliceWriter {
     this.pending = 0;
     const pieces = this.pieces;
     let ok = true;
-    if (socket.destroyed) ok = true;
-    else if (pieces.length === 1) ok = writeOne(socket, fd, pieces[0] as Buffer);
-    else if (fd >= 0 && total <= GATHER_MAX && !socket.writableCorked) ok = writeDirectCopying(socket, fd, gather(pieces), total);
+    if (to.destroyed) ok = true;
+    else if (pieces.length === 1) ok = to.write(pieces[0] as Buffer);
+    else if (to.fd >= 0 && total <= GATHER_MAX && !to.corked) ok = to.writeCopying(gather(pieces), total);
     else {
+      const socket = to.socket;
       socket.cork();
       for (const piece of pieces) ok = socket.write(piece) && ok;
       socket.uncork();
@@ -137,13 +135,13 @@ export class SliceWriter {
   }
 }
 
-/** Copies `pieces` one after another into GATHER (returned). */
+/** Copies `pieces` one after another into GATHER (returned): TypedArray#set of a whole piece, where Buffer#copy validates and makes a view in JavaScript first. */
 function gather(pieces: readonly Buffer[]): Buffer {
   let at = 0;
-  for (const piece of pieces) at += piece.copy(GATHER, at);
+  for (let i = 0; i < pieces.length; i++) {
+    const piece = pieces[i] as Buffer;
+    GATHER.set(piece, at);
+    at += piece.length;
+  }
   return GATHER;
-}
-
-function writeOne(socket: Socket, fd: number, buf: Buffer): boolean {
-  return fd >= 0 && !socket.writableCorked ? writeDirect(socket, fd, buf) : socket.write(buf);
 }

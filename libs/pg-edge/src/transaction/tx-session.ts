@@ -24,7 +24,7 @@ import type { EdgeContext, EdgeEpoch, ListenerRole } from '../edge-context';
 import { BackendReportedError, isBackendUnavailable, logIfInternal, PgEdgeErrors, toErrorResponse } from '../errors';
 import { routeCounters, type RouteCounters } from '../metrics';
 import { refuse } from '../session-common';
-import { descriptorOf, PauseHoldTimeout, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
+import { descriptorOf, DirectSocket, PauseHoldTimeout, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import { idleTimeout, type IdleWatched } from '../idle-sweep';
 import type { BackendConsumer, PgBackendConnection } from './backend-connection';
 import type { PgLease } from './backend-pools';
@@ -128,6 +128,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   private readonly routeCounters: RouteCounters;
   /** The client socket's descriptor for direct writes; -1 over TLS. */
   private readonly clientFd: number;
+  /** The client socket for SliceWriter.flush (written directly on `clientFd`). */
+  private readonly clientOut: DirectSocket;
   private readonly spans: UnitSpan;
   private readonly timing: UnitTiming;
   /** Statement sharding ([[postgres.sharding.rules]]): the shard of each unit; undefined without rules. */
@@ -176,6 +178,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     );
     this.routeCounters = routeCounters(edge.metrics, listener);
     this.clientFd = client instanceof TLSSocket ? -1 : descriptorOf(client);
+    this.clientOut = new DirectSocket(client, this.clientFd);
     this.relay = new ResponseRelay({ maxRows: pg.max_result_rows, maxBytes: pg.max_result_bytes, budget: shared.resultBudget }, this);
     this.window = new ReadAfterWriteWindow(pg.read_after_write_seconds * 1000);
     this.key = edge.cancelKeys.issue(() => this.cancelRequested());
@@ -244,11 +247,11 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
 
   /** Writes copied data; while the backend's socket is full the client is not read. */
   private flushCopy(): void {
-    const stream = this.connection().stream;
-    if (this.toBackend.flush(stream, this.connection().fd) || this.copyBlocked) return;
+    const connection = this.connection();
+    if (this.toBackend.flush(connection.direct) || this.copyBlocked) return;
     this.copyBlocked = true;
     this.inbox.pause();
-    stream.once('drain', () => {
+    connection.stream.once('drain', () => {
       this.copyBlocked = false;
       this.inbox.resume();
     });
@@ -603,7 +606,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
     if (this.retry && !conn.shared) this.probe();
     if (conn.settings !== this.settings) this.applySettings(conn);
     emit(this.toBackend, this.relay.expectations);
-    this.toBackend.flush(conn.stream, conn.fd);
+    this.toBackend.flush(conn.direct);
     this.timing.sent(now);
     this.deadline = now + this.epoch.config.postgres.query_timeout_seconds * 1000;
     this.shared.running.add(this);
@@ -869,7 +872,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   private flushClient(): void {
     const out = this.relay.out;
     if (out.empty) return;
-    if (out.flush(this.client, this.clientFd) || !this.lease) return;
+    if (out.flush(this.clientOut) || !this.lease) return;
     // other sessions' units share the connection: not paused for this client (max_result_bytes bounds what waits)
     if (this.lease.connection.shared) return;
     const stream = this.lease.connection.stream;

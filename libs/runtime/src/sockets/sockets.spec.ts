@@ -2,7 +2,7 @@
 // sockets, onread backends (own Buffers and slab ranges), direct writes.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
-import { descriptorOf, writeDirect, writeDirectCopying } from './direct-write';
+import { descriptorOf, DirectSocket, writeDirect, writeDirectCopying } from './direct-write';
 import { adoptable, adoptSocket, adoptSocketRaw, ByteReader, onreadRanges, readSocket } from './scratch-reads';
 
 async function listening(onConnection: (socket: Socket) => void): Promise<{ server: Server; port: number }> {
@@ -158,7 +158,11 @@ describe('uncopied reads', () => {
     server.close();
   });
 
-  it('writeDirectCopying writes what the kernel takes and copies only the rest into the stream, in order', async () => {
+  type CopyingWrite = (buf: Buffer, n: number) => boolean;
+  it.each<[string, (writer: Socket, fd: number) => CopyingWrite]>([
+    ['writeDirectCopying', (writer, fd) => (buf, n) => writeDirectCopying(writer, fd, buf, n)],
+    ['DirectSocket.writeCopying', (writer, fd) => { const direct = new DirectSocket(writer, fd); return (buf, n) => direct.writeCopying(buf, n); }],
+  ])('%s writes what the kernel takes and copies only the rest into the stream, in order', async (_name, copying) => {
     let peer: Socket | undefined;
     const { server, port } = await listening((socket) => {
       socket.pause(); // reads nothing until the end: the socket buffers fill
@@ -167,14 +171,14 @@ describe('uncopied reads', () => {
     const writer = connect({ port, host: '127.0.0.1' });
     await once(writer, 'connect');
     for (let i = 0; i < 200 && peer === undefined; i++) await new Promise((r) => setTimeout(r, 10));
-    const fd = descriptorOf(writer);
+    const write = copying(writer, descriptorOf(writer));
     const scratch = Buffer.alloc(256 * 1024);
     const expected: Buffer[] = [];
     let buffered = false;
     for (let round = 0; round < 64 && !buffered; round++) {
       scratch.fill(round % 251);
       expected.push(Buffer.from(scratch));
-      buffered = !writeDirectCopying(writer, fd, scratch, scratch.length);
+      buffered = !write(scratch, scratch.length);
     }
     expect(buffered).toBe(true); // the kernel stopped taking bytes: the rest went to the stream, copied
     scratch.fill(255); // the caller reuses its buffer at once
@@ -185,6 +189,27 @@ describe('uncopied reads', () => {
     reader.resume();
     await once(reader, 'end');
     expect(Buffer.concat(got).equals(Buffer.concat(expected))).toBe(true);
+    server.close();
+  });
+
+  it('DirectSocket writes past the stream only while nothing waits in it: corked, the stream takes the bytes, in order', async () => {
+    const received = collect();
+    const { server, port } = await listening((socket) => socket.on('data', (c: Buffer) => received.chunks.push(c)));
+    const writer = connect({ port, host: '127.0.0.1' });
+    await once(writer, 'connect');
+    const direct = new DirectSocket(writer, descriptorOf(writer));
+    const streamWrite = jest.spyOn(writer, 'write');
+    expect(direct.write(Buffer.from('xxonexx'), 2, 5)).toBe(true);
+    expect(streamWrite).not.toHaveBeenCalled();
+    writer.cork();
+    expect(direct.corked).toBe(true);
+    direct.write(Buffer.from(' two'));
+    writer.uncork();
+    direct.write(Buffer.from(' three')); // 'two' may still wait in the stream: behind it, not past it
+    await received.until('one two three');
+    expect(streamWrite).toHaveBeenCalled();
+    writer.destroy();
+    expect(direct.destroyed).toBe(true);
     server.close();
   });
 });
