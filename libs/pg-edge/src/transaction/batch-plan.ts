@@ -253,18 +253,23 @@ export class BatchPlan {
       return true;
     }
     if (code === FrontendCode.Parse) return this.planRepeatedParse(frame);
-    const payload = frame.payload;
+    // read in place: the frame's range of its read when it has one (no view per frame)
+    const source = frame.source;
+    const buf = source ?? frame.bytes;
+    const start = source === undefined ? 0 : (frame.start as number);
+    const end = source === undefined ? buf.length : (frame.end as number);
+    const body = start + TYPED_HEADER;
     if (code === FrontendCode.Bind) {
-      const portalEnd = payload.indexOf(0);
-      const statementEnd = portalEnd < 0 ? -1 : payload.indexOf(0, portalEnd + 1);
+      const portalEnd = nulAt(buf, body, end);
+      const statementEnd = portalEnd < 0 ? -1 : nulAt(buf, portalEnd + 1, end);
       if (statementEnd < 0) return false;
-      const statement = this.lookup(statementEnd === portalEnd + 1 ? '' : payload.toString('utf8', portalEnd + 1, statementEnd));
+      const statement = this.lookup(statementEnd === portalEnd + 1 ? '' : buf.toString('utf8', portalEnd + 1, statementEnd));
       this.routes.push(statement.route);
       if (this.executionRoute) this.executions.push(this.executionRoute(statement, decodeFrontendMessage(frame) as Bind));
-      this.ops.push(bindOp(frame, statement, TYPED_HEADER + portalEnd + 1, TYPED_HEADER + statementEnd));
+      this.ops.push(bindOp(frame, statement, portalEnd + 1 - start, statementEnd - start));
       return true;
     }
-    if (code === FrontendCode.Describe && payload[0] === 0x50 /* 'P' */) {
+    if (code === FrontendCode.Describe && body < end && buf[body] === 0x50 /* 'P' */) {
       this.ops.push(forwardOp(frame, 'describe_portal', FORWARDED.describe_portal));
       return true;
     }
@@ -409,6 +414,12 @@ function executeMaxRows(frame: Frame): number {
 }
 
 /** Whether `frame` is `bytes`, compared where the frame lies in its read (no view made for it). */
+/** Where the first NUL in `buf[from, end)` is, or -1 (names are short: a loop, not indexOf's call into C++). */
+function nulAt(buf: Buffer, from: number, end: number): number {
+  for (let i = from; i < end; i++) if (buf[i] === 0) return i;
+  return -1;
+}
+
 function sameBytes(bytes: Buffer, frame: Frame): boolean {
   const source = frame.source;
   if (source === undefined) return bytes.equals(frame.bytes);
