@@ -1,7 +1,7 @@
 // Two sockets that live and die together: raw piping with backpressure, and one close for both.
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
-import { descriptorOf, writeDirectCopying, type RawListener } from '@dbproxy/runtime';
+import { descriptorOf, DirectSocket, type RawListener } from '@dbproxy/runtime';
 
 const LINGER_MS = 2_000;
 
@@ -23,9 +23,9 @@ export function relayTo(to: Socket, from: Socket): RawListener {
     from.resume();
   };
   // a plain TCP target is written with one write(2) on its descriptor while nothing waits in its stream
-  const fd = to instanceof TLSSocket ? -1 : descriptorOf(to);
+  const direct = new DirectSocket(to, to instanceof TLSSocket ? -1 : descriptorOf(to));
   return (buf, n) => {
-    if (writeDirectCopying(to, fd, buf, n) || waiting) return;
+    if (direct.writeCopying(buf, n) || waiting) return;
     waiting = true;
     from.pause();
     to.once('drain', resume);

@@ -7,7 +7,7 @@ import { SpanKind, type Span } from '@opentelemetry/api';
 import { CommandScanner, InputBuffer, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage, peerAddress, publishOperationalEvent, sessionCloseKind } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';
-import { adoptSocketRaw, descriptorOf, onreadRaw, readSocket, StateMachine, writeDirectCopying, type SessionSnapshot } from '@dbproxy/runtime';
+import { adoptSocketRaw, descriptorOf, DirectSocket, onreadRaw, readSocket, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import { dialBackend, splitAddress, TLS_FILES_UNREADABLE } from '../io/dial';
 import type { ConnectionEdge } from './connection-edge';
 import { CONNECTION_ROUTE, ExchangeTiming } from './exchange-timing';
@@ -54,6 +54,9 @@ export class ConnectionSession {
   /** Descriptors written past the stream layer once piping (-1: TLS or none, the stream writes). */
   private clientFd = -1;
   private backendFd = -1;
+  /** The sockets written past their streams while piping (DirectSocket: their stream state read once). */
+  private readonly clientOut: DirectSocket;
+  private backendOut: DirectSocket | undefined;
 
   constructor(
     accepted: Socket,
@@ -70,6 +73,7 @@ export class ConnectionSession {
     const client = adoptSocketRaw(accepted, (buf, n) => this.clientRead(buf, n), true) ?? readSocket(accepted, (chunk) => this.clientBytes(chunk), true);
     this.client = client;
     if (!(client instanceof TLSSocket)) this.clientFd = descriptorOf(client);
+    this.clientOut = new DirectSocket(client, this.clientFd);
     client.once('end', () => {
       this.clientEnded = true;
       if (this.machine.is('piping')) this.backend?.end();
@@ -92,7 +96,7 @@ export class ConnectionSession {
     if (!this.machine.is('piping')) return this.clientBytes(Buffer.from(buf.subarray(0, n)));
     this.quitSent = n <= QUIT_READ_MAX && mentionsQuit(buf, n);
     (this.timing as ExchangeTiming).clientSent();
-    if (!writeDirectCopying(this.backend as Socket, this.backendFd, buf, n)) this.client.pause();
+    if (!(this.backendOut as DirectSocket).writeCopying(buf, n)) this.client.pause();
   }
 
   private clientBytes(chunk: Buffer): void {
@@ -159,7 +163,7 @@ export class ConnectionSession {
     // plaintext backend reads arrive in the shared scratch and go straight to the client's descriptor
     const rawToClient = (buf: Buffer, n: number) => {
       timing.backendAnswered();
-      return writeDirectCopying(this.client, this.clientFd, buf, n) || backend.pause();
+      return this.clientOut.writeCopying(buf, n) || backend.pause();
     };
     let dialed;
     try {
@@ -186,6 +190,7 @@ export class ConnectionSession {
     this.machine.transition('connecting', 'piping', 'backend connected');
     backend.setTimeout(0);
     if (!(backend instanceof TLSSocket)) this.backendFd = descriptorOf(backend);
+    this.backendOut = new DirectSocket(backend, this.backendFd);
     const client = this.client;
     if (this.pending.length > 0) {
       (this.timing as ExchangeTiming).clientSent();
