@@ -25,7 +25,7 @@ export {
   type RangeListener,
   type RawListener,
 } from './sockets/scratch-reads';
-export { descriptorOf, DirectSocket, writeDirect, writeDirectCopying } from './sockets/direct-write';
+export { descriptorOf, DirectSocket } from './sockets/direct-write';
 export { StateMachine, IllegalTransition } from './state-machine';
 export { loadFrontendTls, type FrontendTls, type FrontendTlsMode } from './sockets/frontend-tls';
 export { backendTlsOptions, type BackendTlsOptions, type BackendTlsSettings } from './sockets/backend-tls';

@@ -23,7 +23,7 @@ import type { StateTable } from '../state-machine';
 import { collationKey, BACKEND_COLLATION } from './collations';
 import type { OpenedBackend } from './backend-handshake';
 import { BackendStatements } from './statement-catalog';
-import { descriptorOf, writeDirect } from '@dbproxy/runtime';
+import { descriptorOf, DirectSocket } from '@dbproxy/runtime';
 import { renumber } from './frame-seq';
 
 export type BackendConnectionState = 'ready' | 'busy' | 'closed';
@@ -105,8 +105,10 @@ export class BackendConnection {
   readonly statements: BackendStatements;
   private state: BackendConnectionState = 'ready';
   private readonly socket: Socket;
-  /** Plain TCP: the descriptor written directly while nothing waits in the stream (writeDirect, @dbproxy/runtime); -1 for TLS. */
+  /** Plain TCP: the descriptor written directly while nothing waits in the stream (DirectSocket, @dbproxy/runtime); -1 for TLS. */
   private readonly fd: number;
+  /** The socket for those direct writes (DirectSocket: its stream state read once, not per write). */
+  private readonly direct: DirectSocket;
   private readonly framer: PacketFramer;
   private readonly tracker: ResponseTracker;
   /** The socket chunk being framed, and the run of forwarded bytes in it [runStart, runEnd). */
@@ -162,6 +164,7 @@ export class BackendConnection {
     if (opened.reader) opened.reader.sink = onData;
     else this.socket.on('data', onData);
     this.fd = opened.reader ? descriptorOf(this.socket) : -1;
+    this.direct = new DirectSocket(this.socket, this.fd);
     // the errno name (ECONNRESET, EPIPE...), not the exception's text
     this.socket.on('error', (err: NodeJS.ErrnoException) => this.fail(MysqlEdgeErrors.backendLost(this.backend, err.code ?? 'socket error')));
     this.socket.on('close', () => this.fail(MysqlEdgeErrors.backendLost(this.backend, 'connection closed by the server')));
@@ -243,7 +246,7 @@ export class BackendConnection {
 
   write(bytes: Buffer): void {
     if (this.batch !== null || this.holders.length > 1) return this.queue(bytes);
-    writeDirect(this.socket, this.fd, bytes);
+    this.direct.write(bytes);
   }
 
   /** Several buffers in one syscall. */
@@ -253,7 +256,7 @@ export class BackendConnection {
       return;
     }
     if (parts.length === 1) {
-      writeDirect(this.socket, this.fd, parts[0] as Buffer);
+      this.direct.write(parts[0] as Buffer);
       return;
     }
     this.socket.cork();
@@ -278,7 +281,7 @@ export class BackendConnection {
     const batch = this.batch as Buffer[];
     this.batch = null;
     if (this.state === 'closed') return;
-    writeDirect(this.socket, this.fd, batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
+    this.direct.write(batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
   };
 
   /** A client reading slower than the backend sends paused it (no session joins a paused connection). */
@@ -504,7 +507,7 @@ export class BackendConnection {
 
   /** A client's LOAD DATA LOCAL file packet, as it came; false when the socket buffers it (wait for whenDrained). */
   upload(wire: Buffer): boolean {
-    return writeDirect(this.socket, this.fd, wire);
+    return this.direct.write(wire);
   }
 
   whenDrained(callback: () => void): void {

@@ -5,7 +5,7 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { DbSpan } from '@dbproxy/observability';
-import { adoptSocket, clientAddressesOf, descriptorOf, PauseHoldTimeout, writeDirect, type ProxiedAddresses } from '@dbproxy/runtime';
+import { adoptSocket, clientAddressesOf, descriptorOf, DirectSocket, PauseHoldTimeout, type ProxiedAddresses } from '@dbproxy/runtime';
 import { Command, PacketFramer, encodingForCollation, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { RouteChoice } from '@dbproxy/routing';
 import type { SqlRoute } from '@dbproxy/sql';
@@ -64,11 +64,13 @@ export class ClientSession implements LoginHost, ExchangeOwner {
   statement: string | null = null;
   /** The next command waits for the operator's pause to end (it is first in `queue`). */
   held = false;
-  /** Bytes written past the stream (writeDirect), which socket.bytesWritten does not count. */
+  /** Bytes written past the stream (DirectSocket), which socket.bytesWritten does not count. */
   directBytesOut = 0;
   socket: Socket;
-  /** The plain client socket's descriptor once its reads bypass the stream (writeDirect, @dbproxy/runtime); -1 before and for TLS. */
+  /** The plain client socket's descriptor once its reads bypass the stream (DirectSocket, @dbproxy/runtime); -1 before and for TLS. */
   private fd = -1;
+  /** The client socket for direct writes (DirectSocket, its stream state read once); the stream until adopted. */
+  private direct: DirectSocket;
   private readonly framer: PacketFramer;
   epoch: EdgeEpoch;
   capabilities = 0;
@@ -135,6 +137,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     readonly edge: EdgeContext,
   ) {
     this.socket = socket;
+    this.direct = new DirectSocket(socket, -1);
     this.epoch = edge.epoch();
     this.connectionId = edge.kills.ids.allocate(killable(this));
     this.adminId = edge.sessionIds.allocate();
@@ -354,7 +357,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     if (slices.length === 1) {
       const slice = slices[0] as Buffer;
       if (this.fd >= 0) this.directBytesOut += slice.length;
-      ok = writeDirect(socket, this.fd, slice);
+      ok = this.direct.write(slice);
     } else {
       socket.cork();
       ok = true;
@@ -489,6 +492,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
       this.login?.secured();
     });
     this.socket = tls;
+    this.direct = new DirectSocket(tls, -1);
   }
 
   passthrough(hello: HandshakeResponse, helloSeq: number, negotiated: Negotiated, route: RouteChoice | null | undefined): PassthroughRelay | null {
@@ -542,6 +546,7 @@ export class ClientSession implements LoginHost, ExchangeOwner {
     adopted.on('error', onError);
     this.socket = adopted;
     this.fd = descriptorOf(adopted);
+    this.direct = new DirectSocket(adopted, this.fd);
   }
 
   loginFailed(err: unknown, seq: number, plugin: string, refusal: { readonly user: string; readonly reason: string }): void {

@@ -11,7 +11,7 @@ import { DEFAULT_STATE, type ConnectionState } from '../io/endpoint';
 import { OutputQueue } from '../io/output-queue';
 import { SendFlag, type ReplySink, type SentFrame } from '../io/reply-sink';
 import type { Flushable } from '../io/tick-flusher';
-import { descriptorOf, PauseHoldTimeout, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
+import { descriptorOf, DirectSocket, PauseHoldTimeout, readSocketRanges, StateMachine, type SessionSnapshot } from '@dbproxy/runtime';
 import type { LeaseSink } from './blocking';
 import type { CommandEdge } from './command-edge';
 import { CommandSpans } from './command-spans';
@@ -93,8 +93,10 @@ export class CommandSession implements ReplySink, Flushable {
 
   /** The client's socket, read without the stream layer (readSocketRanges, @dbproxy/runtime). */
   readonly socket: Socket;
-  /** Its descriptor, written directly while nothing waits in the stream (writeDirect, @dbproxy/runtime). */
+  /** Its descriptor, written directly while nothing waits in the stream (DirectSocket, @dbproxy/runtime). */
   private readonly fd: number;
+  /** The socket for direct writes (DirectSocket: its stream state read once). */
+  private readonly direct: DirectSocket;
 
   constructor(
     accepted: Socket,
@@ -112,6 +114,7 @@ export class CommandSession implements ReplySink, Flushable {
     const socket = readSocketRanges(accepted, (buf, start, end) => this.received(buf, start, end), true);
     this.socket = socket;
     this.fd = descriptorOf(socket);
+    this.direct = new DirectSocket(socket, this.fd);
     socket.once('end', () => {
       this.inputEnded = true;
       if (this.leases.size > 0 || this.subscriber) this.close('client closed while blocked or subscribed');
@@ -264,7 +267,7 @@ export class CommandSession implements ReplySink, Flushable {
 
   flush(): void {
     if (this.closed || this.out.empty) return;
-    const ok = this.out.writeTo(this.socket, this.fd);
+    const ok = this.out.writeTo(this.direct);
     if (ok) this.pushesInFlight = 0;
     else if (!this.outputPaused && (this.socket.writableLength >= this.edge.settings.clientOutputLimitBytes || this.pushesInFlight >= this.edge.settings.maxPendingPushes)) {
       this.outputPaused = true;
@@ -484,7 +487,7 @@ export class CommandSession implements ReplySink, Flushable {
     const detail = this.quitting && reason === 'client closed' ? 'client quit (QUIT)' : reason;
     publishOperationalEvent({ event: 'session_closed', protocol: 'redis', session: this.machine.id, client: this.clientAddress, user, listener: this.listener, duration_ms: Date.now() - this.openedAt, reason: sessionCloseKind(detail), detail });
     if (farewell && !this.socket.destroyed) {
-      if (!this.out.empty) this.out.writeTo(this.socket, this.fd);
+      if (!this.out.empty) this.out.writeTo(this.direct);
       const socket = this.socket;
       socket.end(farewell);
       setTimeout(() => socket.destroy(), FAREWELL_MS).unref();

@@ -6,7 +6,7 @@ import { InputBuffer, redirectOfReply, ReplyFlag, ReplyScanner, type ReplyBatch,
 import { errorMessage } from '@dbproxy/util';
 import { RedisEdgeErrors } from '../errors';
 import type { NodeEndpoint } from './endpoint';
-import { descriptorOf, onreadRanges, StateMachine } from '@dbproxy/runtime';
+import { descriptorOf, DirectSocket, onreadRanges, StateMachine } from '@dbproxy/runtime';
 import { dialBackend, TLS_FILES_UNREADABLE } from './dial';
 import { LinkFifo } from './link-fifo';
 import { OutputQueue } from './output-queue';
@@ -53,8 +53,10 @@ export class BackendLink implements Flushable {
   private readonly scanner: ReplyScanner;
   private readonly machine = new StateMachine<LinkState>('redis-backend-link', 'idle', LEGAL);
   private socket: Socket | undefined;
-  /** The socket's descriptor once connected (written directly: writeDirect, @dbproxy/runtime). */
+  /** The socket's descriptor once connected (written directly: DirectSocket, @dbproxy/runtime). */
   private fd = -1;
+  /** The connected socket for direct writes (DirectSocket: its stream state read once). */
+  private direct: DirectSocket | undefined;
   private setupLeft = 0;
   private closeError: Error | undefined;
   /** TLS: written through the stream, never the descriptor. */
@@ -104,7 +106,7 @@ export class BackendLink implements Flushable {
   }
 
   flush(): void {
-    if (this.socket && this.machine.is('ready') && !this.out.empty) this.out.writeTo(this.socket, this.fd);
+    if (this.direct && this.machine.is('ready') && !this.out.empty) this.out.writeTo(this.direct);
   }
 
   /** Pauses or resumes reading (push mode toward a slow subscriber). */
@@ -159,6 +161,7 @@ export class BackendLink implements Flushable {
   private connected(): void {
     const socket = this.socket as Socket;
     this.fd = this.secure ? -1 : descriptorOf(socket);
+    this.direct = new DirectSocket(socket, this.fd);
     this.options.onOpenChange?.(this, true);
     if (this.setup.length === 0) return this.becomeReady('connected');
     this.machine.transition('connecting', 'handshaking', 'connected');

@@ -1,6 +1,6 @@
 // Queued ranges merge when they continue each other; one write per flush.
 import { createServer, connect, type Socket } from 'node:net';
-import { descriptorOf } from '@dbproxy/runtime';
+import { descriptorOf, DirectSocket } from '@dbproxy/runtime';
 import { OutputQueue } from './output-queue';
 
 describe('output queue', () => {
@@ -36,9 +36,9 @@ describe('output queue', () => {
     const big = Buffer.alloc(100_000, 'b');
     q.appendBuffer(Buffer.from('head'));
     q.appendBuffer(big);
-    q.writeTo(socket);
+    q.writeTo(new DirectSocket(socket, -1));
     q.appendBuffer(Buffer.from('tail'));
-    q.writeTo(socket);
+    q.writeTo(new DirectSocket(socket, -1));
     const total = 4 + big.length + 4;
     for (let i = 0; i < 100 && received.reduce((n, c) => n + c.length, 0) < total; i++) await new Promise((r) => setTimeout(r, 10));
     const all = Buffer.concat(received);
@@ -70,13 +70,13 @@ describe('output queue', () => {
       const part = Buffer.alloc(64 * 1024 - 1, 97 + (i % 26));
       parts.push(part);
       q.appendBuffer(part);
-      q.writeTo(socket, fd);
+      q.writeTo(new DirectSocket(socket, fd));
     }
     expect(socket.writableLength).toBeGreaterThan(0); // the rest waits in the stream
     const tail = Buffer.from('tail');
     parts.push(tail);
     q.appendBuffer(tail);
-    q.writeTo(socket, fd); // goes behind it, not on the descriptor
+    q.writeTo(new DirectSocket(socket, fd)); // goes behind it, not on the descriptor
     for (let i = 0; i < 100 && peers.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     peers[0].on('data', (c: Buffer) => received.push(c));
     peers[0].resume();
@@ -101,7 +101,7 @@ describe('output queue', () => {
     socket.destroy();
     const q = new OutputQueue();
     q.appendBuffer(Buffer.from('+OK\r\n'));
-    expect(q.writeTo(socket, fd)).toBe(false);
+    expect(q.writeTo(new DirectSocket(socket, fd))).toBe(false);
     expect(q.empty).toBe(true);
     for (let i = 0; i < 100 && peers.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     for (const peer of peers) peer.destroy();

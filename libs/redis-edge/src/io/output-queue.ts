@@ -1,7 +1,6 @@
 // Byte ranges waiting to be written to one socket, as views of the buffers they were read from:
 // adjacent ranges of one buffer merge, so a pipelined batch forwards as a single slice.
-import type { Socket } from 'node:net';
-import { writeDirect } from '@dbproxy/runtime';
+import type { DirectSocket } from '@dbproxy/runtime';
 
 const EMPTY = Buffer.alloc(0);
 /** Above this many bytes, ranges are written corked one by one rather than copied together. */
@@ -39,18 +38,19 @@ export class OutputQueue {
     this.append(buf, 0, buf.length);
   }
 
-  /** Writes everything queued to `socket` (descriptor `fd`, -1 for none) in one write (or one corked burst for large output); false when the socket buffers. */
-  writeTo(socket: Socket, fd = -1): boolean {
+  /** Writes everything queued to `to` in one write (or one corked burst for large output); false when the socket buffers. */
+  writeTo(to: DirectSocket): boolean {
     const n = this.count;
     if (n === 0) return true;
     this.written += this.bytes;
     let ok: boolean;
     if (n === 1) {
-      ok = writeDirect(socket, fd, this.bufs[0], this.starts[0], this.ends[0]);
+      ok = to.write(this.bufs[0], this.starts[0], this.ends[0]);
     } else if (this.bytes <= COPY_LIMIT) {
       const all = this.concat();
-      ok = writeDirect(socket, fd, all, 0, all.length);
+      ok = to.write(all, 0, all.length);
     } else {
+      const socket = to.socket;
       socket.cork();
       ok = true;
       for (let i = 0; i < n; i++) ok = socket.write(this.bufs[i].subarray(this.starts[i], this.ends[i])) && ok;

@@ -50,31 +50,6 @@ function writeOnDescriptor(fd: number, buf: Buffer, start: number, length: numbe
   return -1;
 }
 
-/** What the kernel takes of `buf[start, end)` now, written on the descriptor (0 when the stream must write it all). */
-function writeNow(socket: Socket, fd: number, buf: Buffer, start: number, end: number): number {
-  if (fd < 0 || (socket as unknown as WithHandle)._handle === null || socket.writableLength !== 0) return 0;
-  // EAGAIN (the socket buffer is full) or a dead connection: the stream writes it or reports the error.
-  return Math.max(0, writeOnDescriptor(fd, buf, start, end - start));
-}
-
-/** Writes `buf[start, end)` to `socket` (descriptor `fd`, or -1 for the stream path); false when the socket buffers, as socket.write. */
-export function writeDirect(socket: Socket, fd: number, buf: Buffer, start = 0, end = buf.length): boolean {
-  const written = writeNow(socket, fd, buf, start, end);
-  if (written === end - start) return true;
-  start += written;
-  return socket.write(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
-}
-
-/**
- * writeDirect for bytes in a buffer that is reused after the call (a read's scratch): what the
- * kernel takes is written from it as is, and only what it does not take is copied into the stream.
- */
-export function writeDirectCopying(socket: Socket, fd: number, buf: Buffer, n: number): boolean {
-  const written = writeNow(socket, fd, buf, 0, n);
-  if (written === n) return true;
-  return socket.write(Buffer.from(buf.subarray(written, n)));
-}
-
 /** The parts of a socket's Writable state read before a direct write (one hidden class for every socket's state). */
 interface WritableStateView {
   readonly length: number;
@@ -84,7 +59,7 @@ interface WritableStateView {
 }
 
 /**
- * A socket written as writeDirect does, with its Writable state looked up once: a proxy writes to
+ * A socket written with write(2) on its descriptor, its Writable state looked up once: a proxy writes to
  * sockets of many hidden classes (accepted, adopted, dialled), so reading `_handle`,
  * `writableLength` and `writableCorked` through the socket at every write were megamorphic
  * property loads, where the states all share one class. `fd` -1 (TLS, not connected): the stream.
@@ -121,7 +96,7 @@ export class DirectSocket {
     return written < 0 ? 0 : written; // EAGAIN or a dead connection: the stream writes it or reports the error
   }
 
-  /** writeDirect: false when the socket buffers, as socket.write. */
+  /** Writes `buf[start, end)`: what the kernel takes now on the descriptor, the rest through the stream; false when the socket buffers, as socket.write. */
   write(buf: Buffer, start = 0, end = buf.length): boolean {
     const written = this.writeNow(buf, start, end);
     if (written === end - start) return true;
@@ -129,7 +104,7 @@ export class DirectSocket {
     return this.socket.write(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
   }
 
-  /** writeDirectCopying: for bytes in a buffer reused after the call, only what the kernel does not take is copied. */
+  /** `write` for bytes in a buffer reused after the call (a read's scratch): only what the kernel does not take is copied, into the stream. */
   writeCopying(buf: Buffer, n: number): boolean {
     const written = this.writeNow(buf, 0, n);
     if (written === n) return true;

@@ -2,7 +2,7 @@
 // sockets, onread backends (own Buffers and slab ranges), direct writes.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
-import { descriptorOf, DirectSocket, writeDirect, writeDirectCopying } from './direct-write';
+import { descriptorOf, DirectSocket } from './direct-write';
 import { adoptable, adoptSocket, adoptSocketRaw, ByteReader, onreadRanges, readSocket } from './scratch-reads';
 
 async function listening(onConnection: (socket: Socket) => void): Promise<{ server: Server; port: number }> {
@@ -50,7 +50,7 @@ describe('adoptSocket', () => {
 
     const echoed = collect();
     client.on('data', (chunk: Buffer) => echoed.chunks.push(chunk));
-    expect(writeDirect(adopted, descriptorOf(adopted), Buffer.from('xxanswerxx'), 2, 8)).toBe(true);
+    expect(new DirectSocket(adopted, descriptorOf(adopted)).write(Buffer.from('xxanswerxx'), 2, 8)).toBe(true);
     await echoed.until('answer');
 
     const originalClosed = once(original, 'close');
@@ -158,11 +158,7 @@ describe('uncopied reads', () => {
     server.close();
   });
 
-  type CopyingWrite = (buf: Buffer, n: number) => boolean;
-  it.each<[string, (writer: Socket, fd: number) => CopyingWrite]>([
-    ['writeDirectCopying', (writer, fd) => (buf, n) => writeDirectCopying(writer, fd, buf, n)],
-    ['DirectSocket.writeCopying', (writer, fd) => { const direct = new DirectSocket(writer, fd); return (buf, n) => direct.writeCopying(buf, n); }],
-  ])('%s writes what the kernel takes and copies only the rest into the stream, in order', async (_name, copying) => {
+  it('DirectSocket.writeCopying writes what the kernel takes and copies only the rest into the stream, in order', async () => {
     let peer: Socket | undefined;
     const { server, port } = await listening((socket) => {
       socket.pause(); // reads nothing until the end: the socket buffers fill
@@ -171,14 +167,14 @@ describe('uncopied reads', () => {
     const writer = connect({ port, host: '127.0.0.1' });
     await once(writer, 'connect');
     for (let i = 0; i < 200 && peer === undefined; i++) await new Promise((r) => setTimeout(r, 10));
-    const write = copying(writer, descriptorOf(writer));
+    const direct = new DirectSocket(writer, descriptorOf(writer));
     const scratch = Buffer.alloc(256 * 1024);
     const expected: Buffer[] = [];
     let buffered = false;
     for (let round = 0; round < 64 && !buffered; round++) {
       scratch.fill(round % 251);
       expected.push(Buffer.from(scratch));
-      buffered = !write(scratch, scratch.length);
+      buffered = !direct.writeCopying(scratch, scratch.length);
     }
     expect(buffered).toBe(true); // the kernel stopped taking bytes: the rest went to the stream, copied
     scratch.fill(255); // the caller reuses its buffer at once
