@@ -1,5 +1,7 @@
 // PgBouncer's configuration for the pg benches: transaction pooling of one database on the bench's
-// PostgreSQL, trust authentication, files owned by the postgres user (PgBouncer will not run as root).
+// PostgreSQL, clients authenticated with SCRAM-SHA-256 against the same password pg-edge's
+// [[users]] holds (as each is deployed; with trust, PgBouncer's CPU left out the clients' SCRAM
+// exchanges that pg-edge's includes), files owned by the postgres user (PgBouncer will not run as root).
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { writeFileSync, chownSync } = require('node:fs');
@@ -26,7 +28,7 @@ function writePgbouncerConfig(dir, { pgPort, port, database = 'bench', password,
       `listen_addr = 127.0.0.1`,
       `listen_port = ${port}`,
       'unix_socket_dir =',
-      'auth_type = trust',
+      'auth_type = scram-sha-256',
       `auth_file = ${join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
       ...(defaultPoolSize === undefined ? [] : [`default_pool_size = ${defaultPoolSize}`]),
