@@ -8,13 +8,39 @@
 /** The counts for one kind of state machine, by target state; they only grow. */
 export class TransitionTally {
   private readonly cells = new Map<string, { n: number }>();
+  /**
+   * The two states counted last and their cells, tried before the map: a machine's moves mostly go
+   * back and forth between two states (idle and running, idle and lent), and comparing a state name
+   * with the same constant is one pointer comparison where the map hashes it.
+   */
+  private recentTo = '';
+  private recentCell = { n: 0 };
+  private olderTo = '';
+  private olderCell = { n: 0 };
 
   constructor(readonly kind: string) {}
 
   count(to: string): void {
-    const cell = this.cells.get(to);
-    if (cell === undefined) this.cells.set(to, { n: 1 });
-    else cell.n++;
+    if (to === this.recentTo) {
+      this.recentCell.n++;
+      return;
+    }
+    if (to === this.olderTo) {
+      this.olderCell.n++;
+    } else {
+      let cell = this.cells.get(to);
+      if (cell === undefined) this.cells.set(to, (cell = { n: 0 }));
+      cell.n++;
+      this.olderTo = to;
+      this.olderCell = cell;
+    }
+    // the state counted now becomes the recent one
+    const previousTo = this.recentTo;
+    const previousCell = this.recentCell;
+    this.recentTo = this.olderTo;
+    this.recentCell = this.olderCell;
+    this.olderTo = previousTo;
+    this.olderCell = previousCell;
   }
 
   /** [target state, moves into it since the process started]. */

@@ -116,8 +116,14 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   /** That refusal's ErrorResponse already went out (a backend lost mid-batch): the Sync gets only ReadyForQuery. */
   private refusalSent = false;
   private deadline = Number.POSITIVE_INFINITY;
-  /** When the client last sent bytes, or the idle sweep last saw the session busy (proxy.client_read_timeout_seconds). */
+  /** When the idle sweep last saw the client's bytes or the session busy (proxy.client_read_timeout_seconds). */
   private lastHeard = performance.now();
+  /**
+   * The client sent bytes since the sweep last looked: the sweep stamps `lastHeard` then (at most its
+   * interval after the bytes came, so a timeout ends late by that, never early), where a clock
+   * reading per read cost about as much as relaying the read.
+   */
+  private heard = false;
   /** A cancel arrived while the unit waited for a connection: it ends with 57014 when one comes. */
   private cancelWhileWaiting = false;
   /** The current unit may run again on another connection (see Retry); cleared when it ends or ran once more. */
@@ -139,7 +145,7 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
   private readonly clientSide: InboxHandler = {
     onFrame: (frame) => this.onClientFrame(frame),
     onChunkEnd: () => {
-      this.lastHeard = performance.now();
+      this.heard = true;
       this.pump();
     },
     onClosed: (err) => this.close(err ? `client error: ${err.message}` : 'client closed'),
@@ -849,7 +855,8 @@ export class TransactionSession implements RelayHooks, DeadlineWatched, IdleWatc
 
   /** The idle sweep: a session that waits for its client (no unit running or queued) ends after client_read_timeout_seconds of silence. */
   checkIdle(nowMs: number): void {
-    if (this.machine.is('running') || this.pendingHead < this.pending.length || this.copyBlocked) {
+    if (this.heard || this.machine.is('running') || this.pendingHead < this.pending.length || this.copyBlocked) {
+      this.heard = false;
       this.lastHeard = nowMs;
       return;
     }
