@@ -1,6 +1,7 @@
 // Polls mysql.rds_topology on one server: the existence check until the table has been seen, then
 // metadata fetches; ER_NO_SUCH_TABLE sends it back to the existence check. One monitor connection
 // per probe target, reopened after an error.
+import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createConnection, type Connection, type FieldPacket, type RowDataPacket } from 'mysql2/promise';

@@ -1,5 +1,6 @@
 // Small frontend replies built straight into exact-size buffers: OK, EOF and ERR packets the edge
 // answers itself (ping, reset, local errors). Cached where the bytes never change.
+import { Buffer } from 'node:buffer';
 import { Capability, hasFlag, ServerStatus } from '@dbproxy/protocol-mysql';
 import type { MysqlError } from './errors';
 

@@ -1,6 +1,7 @@
 // Opening a socket to a PostgreSQL backend: TCP with a deadline, then TLS when the backend's
 // [postgres_backends.tls] asks for it (SSLRequest, chain and hostname verified, private CA, client
 // certificate); and sending a CancelRequest with a backend's real key.
+import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { isIP, connect as netConnect, type OnReadOpts, type Socket } from 'node:net';
 import { connect as tlsConnect, rootCertificates, type ConnectionOptions } from 'node:tls';

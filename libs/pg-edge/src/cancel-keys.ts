@@ -1,4 +1,5 @@
 // The BackendKeyData this proxy hands out, and where a CancelRequest carrying one must go.
+import { Buffer } from 'node:buffer';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** What a cancel does for one session: forward it to the backend, or stop the in-flight pooled query. */

@@ -1,5 +1,6 @@
 // The startup phase of a client connection, shared by both modes: SSLRequest (terminate, refuse or
 // pass through), GSSENCRequest (refused), CancelRequest, and the StartupMessage itself.
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import {
   decodeStartupPacket,

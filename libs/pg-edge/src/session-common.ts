@@ -1,4 +1,5 @@
 // What both modes do the same way: refuse a connection with an ErrorResponse, and serve a CancelRequest.
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import { encodeBackendMessages, type ErrorResponse } from '@dbproxy/protocol-pg';
 import { sendCancelRequest } from './backend-socket';

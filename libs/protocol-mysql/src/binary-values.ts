@@ -1,4 +1,5 @@
 // Binary-protocol values (COM_STMT_EXECUTE parameters and binary result rows) to and from typed JS values.
+import { Buffer } from 'node:buffer';
 import { ColumnType, isAlwaysBinaryType, isLengthEncodedType, type MysqlDate, type MysqlDateTime, type MysqlTime, type MysqlValue } from './column-types';
 import type { PacketReader, PacketWriter } from './cursor';
 import { InvalidValue, MalformedPacket, UnsupportedType } from './errors';

@@ -1,4 +1,5 @@
 // Column definitions (Protocol::ColumnDefinition41), as sent in result sets and prepare responses.
+import { Buffer } from 'node:buffer';
 import { Collation } from './charsets';
 import { PacketReader, type PacketWriter } from './cursor';
 import { MalformedPacket } from './errors';

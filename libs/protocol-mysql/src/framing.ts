@@ -1,5 +1,6 @@
 // Packet framing: 3-byte length + sequence id headers, payloads of 16 MiB and more reassembled,
 // a bounded maximum size, and packets handed out as slices of the fed chunk where possible.
+import { Buffer } from 'node:buffer';
 import { MAX_FRAME_PAYLOAD } from './cursor';
 import { InvalidState, PacketTooLarge, SequenceMismatch } from './errors';
 

@@ -1,4 +1,5 @@
 // HandshakeResponse41 and SSLRequest: decoded by a server, encoded by a client.
+import { Buffer } from 'node:buffer';
 import { Capability, hasFlag } from './capabilities';
 import { encodingForCollation } from './charsets';
 import { encodeLenenc, PacketReader, type PacketWriter } from './cursor';

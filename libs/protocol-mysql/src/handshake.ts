@@ -1,4 +1,5 @@
 // Initial handshake (protocol v10): encoded by a server, decoded by a client.
+import { Buffer } from 'node:buffer';
 import { Capability, hasFlag } from './capabilities';
 import { Collation } from './charsets';
 import { PacketReader, type PacketWriter } from './cursor';

@@ -1,4 +1,5 @@
 // The writer cursor: builds framed packets (split at 16 MiB) into one growing buffer.
+import { Buffer } from 'node:buffer';
 import { InvalidState, InvalidValue } from './errors';
 
 /** The largest payload one frame carries; longer payloads continue in further frames. */

@@ -1,5 +1,6 @@
 // The binary parameter block shared by COM_STMT_EXECUTE and COM_QUERY query attributes:
 // NULL bitmap, new-params-bound flag, types (with names under CLIENT_QUERY_ATTRIBUTES), values.
+import { Buffer } from 'node:buffer';
 import { inferParameterType, readBinaryValue, writeBinaryValue } from './binary-values';
 import { isAlwaysBinaryType, isBlobType, isParameterType, PARAM_UNSIGNED, type MysqlValue } from './column-types';
 import type { PacketReader, PacketWriter } from './cursor';

@@ -1,4 +1,5 @@
 // Result sets: the column-count packet, text rows and binary rows, decoded or only sliced.
+import { Buffer } from 'node:buffer';
 import { Capability, hasFlag } from './capabilities';
 import { BINARY_COLLATION, encodingForCollation } from './charsets';
 import { readBinaryValue, writeBinaryValue } from './binary-values';

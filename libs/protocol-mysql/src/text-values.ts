@@ -1,4 +1,5 @@
 // Text-protocol cells (COM_QUERY result rows) to and from typed JS values.
+import { Buffer } from 'node:buffer';
 import { ColumnType, isAlwaysBinaryType, type MysqlDate, type MysqlDateTime, type MysqlTime, type MysqlValue } from './column-types';
 import { MalformedPacket } from './errors';
 

@@ -1,4 +1,5 @@
 // Bounds-checked reader over one message body, and a growable writer that frames messages.
+import { Buffer } from 'node:buffer';
 import { EncodeInvalid, MalformedMessage } from './errors';
 
 /** Reads one message body; every overrun is a typed DBP_ERR_PG_MALFORMED naming the message. */

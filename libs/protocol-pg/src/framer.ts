@@ -1,5 +1,6 @@
 // Streaming framer: cuts a byte stream into startup packets, typed messages or the one-byte
 // encryption answer, without decoding them; frames that sit in one chunk are zero-copy slices.
+import { Buffer } from 'node:buffer';
 import { EncryptionResponseCode, StartupCode } from './codes';
 import { InvalidLength, MalformedMessage, MessageTooLarge, UnexpectedData } from './errors';
 

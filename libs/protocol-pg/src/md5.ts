@@ -1,4 +1,5 @@
 // PostgreSQL md5 password authentication: `md5` + md5(md5(password + user) + salt).
+import { Buffer } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Md5Invalid } from './errors';
 import { defaultRandom, type RandomSource } from './random';

@@ -1,4 +1,5 @@
 // SCRAM-SHA-256 client side: client-first, client-final with proof, and verification of server-final.
+import { Buffer } from 'node:buffer';
 import { ScramMalformed, ScramMechanism, ScramNonceMismatch, ScramServerError, ScramServerSignature, ScramState } from './errors';
 import { defaultRandom, type RandomSource } from './random';
 import {

@@ -1,4 +1,5 @@
 // SCRAM-SHA-256 server side: answers client-first, verifies the client proof, signs server-final.
+import { Buffer } from 'node:buffer';
 import { ScramChannelBinding, ScramMalformed, ScramMechanism, ScramNonceMismatch, ScramState } from './errors';
 import { defaultRandom, type RandomSource } from './random';
 import {

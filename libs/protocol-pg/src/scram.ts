@@ -1,4 +1,5 @@
 // SCRAM-SHA-256 (RFC 5802/7677) shared parts: key derivation, stored verifiers, message attributes.
+import { Buffer } from 'node:buffer';
 import { createHash, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
 import { ScramMalformed, ScramVerifierInvalid } from './errors';
 import { defaultRandom, type RandomSource } from './random';

@@ -1,4 +1,5 @@
 // The error registry of redis-edge and its one translator into Redis error replies (-ERR, -TRYAGAIN, ...).
+import { Buffer } from 'node:buffer';
 import type { Logger } from '@dbproxy/observability';
 import { createError, DbproxyError } from '@dbproxy/util';
 

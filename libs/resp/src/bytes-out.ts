@@ -1,4 +1,5 @@
 // Low-level writes of RESP pieces at a position; callers reserve the space first.
+import { Buffer } from 'node:buffer';
 import { decimalWidth, writeDecimal } from './digits';
 import { Ascii, RespType } from './wire';
 

@@ -1,4 +1,5 @@
 // The result of one CommandScanner.scan: complete commands as struct-of-arrays offsets.
+import { Buffer } from 'node:buffer';
 import { argEquals, argToBuffer, argToInt, argToString } from './args';
 import { CommandFlag } from './wire';
 

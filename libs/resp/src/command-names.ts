@@ -1,4 +1,5 @@
 // Looks a command name up by its bytes, ignoring case, without creating a string per command.
+import { Buffer } from 'node:buffer';
 
 /** FNV-1a over bytes with ASCII letters folded to lower case ('A'..'Z' are 0x41..0x5a). */
 function hashBytes(buf: Uint8Array, offset: number, length: number): number {

@@ -1,4 +1,5 @@
 // One-shot encoders: each returns a Buffer allocated once at its exact size.
+import { Buffer } from 'node:buffer';
 import { bulkFrameSize as bulkSize, commandSize, writeCommand, type CommandArg } from './bytes-out';
 import { decimalWidth } from './digits';
 import type { RespValue } from './value';

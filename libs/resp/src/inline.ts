@@ -1,4 +1,5 @@
 // Splitting an inline command line into arguments with Redis's sdssplitargs quoting rules.
+import { Buffer } from 'node:buffer';
 import type { CommandBatch } from './command-batch';
 import { UnbalancedQuotes } from './errors';
 import { Ascii } from './wire';

@@ -1,4 +1,6 @@
 // Accumulates socket chunks for a scanner without ever overwriting bytes already handed out.
+import { Buffer } from 'node:buffer';
+
 const EMPTY = Buffer.alloc(0);
 
 /**

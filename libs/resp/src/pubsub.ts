@@ -1,4 +1,5 @@
 // Pub/sub messages and (un)subscribe confirmations, from RESP2 arrays or RESP3 pushes.
+import { Buffer } from 'node:buffer';
 import type { RespValue } from './value';
 
 export type SubscriptionKind = 'subscribe' | 'unsubscribe' | 'psubscribe' | 'punsubscribe' | 'ssubscribe' | 'sunsubscribe';

@@ -1,4 +1,5 @@
 // The result of one ReplyScanner.scan: complete replies as struct-of-arrays boundaries.
+import { Buffer } from 'node:buffer';
 import { ReplyFlag } from './wire';
 
 const EMPTY = Buffer.alloc(0);

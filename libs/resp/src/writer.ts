@@ -1,4 +1,5 @@
 // Batches RESP frames into one Buffer per flush; never rewrites bytes it has handed out.
+import { Buffer } from 'node:buffer';
 import { commandSize, stringByteLength, writeCommand, writeHeader, writeString, type CommandArg } from './bytes-out';
 import { Unencodable } from './errors';
 import type { NullForm, RespValue } from './value';

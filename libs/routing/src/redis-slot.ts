@@ -1,4 +1,5 @@
 // Redis Cluster key slots: CRC16 (XMODEM) of the key, or of its first non-empty {hash tag}, mod 16384.
+import { Buffer } from 'node:buffer';
 
 /** Number of Redis Cluster hash slots. */
 export const REDIS_SLOT_COUNT = 16384;

@@ -36,4 +36,20 @@ describe('StateMachine', () => {
     expect(IllegalTransition.is(caught)).toBe(true);
     expect(m.state).toBe('closed');
   });
+
+  it('still refuses a forbidden move after cycling through legal ones (the checked moves it remembers)', () => {
+    type T = 'a' | 'b' | 'c';
+    const table: Record<T, readonly T[]> = { a: ['b'], b: ['a', 'c'], c: [] };
+    const m = new StateMachine<T>('cycle', 'a', table);
+    for (let i = 0; i < 3; i++) {
+      m.transition('a', 'b', 'go');
+      m.transition('b', 'a', 'back');
+    }
+    expect(() => m.transition('a', 'c', 'skip')).toThrow('cannot go from a (expected a) to c');
+    expect(m.state).toBe('a');
+    m.transition('a', 'b', 'go');
+    m.transition('b', 'c', 'end');
+    expect(() => m.transition('c', 'a', 'revive')).toThrow('cannot go from c (expected c) to a');
+    expect(m.state).toBe('c');
+  });
 });

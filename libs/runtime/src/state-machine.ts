@@ -18,6 +18,15 @@ export class StateMachine<S extends string> {
   readonly id = nextId++;
   private current: S;
   private readonly tally: TransitionTally;
+  /**
+   * The two moves checked against the table last, tried first: a session or connection cycles
+   * through the same two or three moves, and the table's lookup (a keyed load over a table of its
+   * kind, then a scan of the row) cost more than the rest of a transition. The table never changes.
+   */
+  private checkedFrom: S | undefined = undefined;
+  private checkedTo: S | undefined = undefined;
+  private checkedFrom2: S | undefined = undefined;
+  private checkedTo2: S | undefined = undefined;
 
   constructor(
     readonly kind: string,
@@ -38,9 +47,19 @@ export class StateMachine<S extends string> {
 
   /** Moves from `from` to `to`; a move from any other state, or one the table forbids, throws IllegalTransition. */
   transition(from: S, to: S, reason: string): void {
-    if (this.current !== from || !this.legal[from].includes(to)) throw IllegalTransition(this.kind, this.id, this.current, from, to, reason);
+    if (this.current !== from || !this.allows(from, to)) throw IllegalTransition(this.kind, this.id, this.current, from, to, reason);
     this.current = to;
     this.tally.count(to);
     if (transitions.hasSubscribers) transitions.publish({ kind: this.kind, id: this.id, from, to, reason });
+  }
+
+  private allows(from: S, to: S): boolean {
+    if ((from === this.checkedFrom && to === this.checkedTo) || (from === this.checkedFrom2 && to === this.checkedTo2)) return true;
+    if (!this.legal[from].includes(to)) return false;
+    this.checkedFrom2 = this.checkedFrom;
+    this.checkedTo2 = this.checkedTo;
+    this.checkedFrom = from;
+    this.checkedTo = to;
+    return true;
   }
 }

@@ -4,6 +4,7 @@
 // same fingerprint, so its route is the earlier one's wherever the route does not depend on literal
 // values. SqlRouter keeps only such routes here (no shard key read from a literal, no SET autocommit
 // variant, no comments, which carry hints and trace context).
+import { Buffer } from 'node:buffer';
 import type { StatementScan } from './statement-scan';
 
 /** How many characters key a shape: statements with a variable literal before them are not kept. */

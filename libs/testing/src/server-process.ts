@@ -1,4 +1,5 @@
 // One locally spawned server: start until ready, graceful stop, SIGKILL, restart on the same port, log tail.
+import { Buffer } from 'node:buffer';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';

@@ -1,6 +1,7 @@
 // XIDs of this coordinator: gtrid `dbpxa.<coordinator>.<ms base36>.<seq base36>`, bqual = the
 // participant's position. The coordinator id comes from the journal, so after a restart on the
 // same journal recovery still recognises its own branches; the time gives an in-doubt branch its age.
+import { Buffer } from 'node:buffer';
 
 export const GTRID_PREFIX = 'dbpxa';
 const FORMAT_ID = 1;

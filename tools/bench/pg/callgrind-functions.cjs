@@ -37,14 +37,15 @@ function selfCosts(file) {
 
 /** A resolver of `0x…` names (JIT code) through a perf map; other names pass through. */
 function jitNames(mapFile) {
-  const entries = [];
+  // code moves and its space is reused: of the entries at one address the last written is the one alive
+  const byStart = new Map();
   if (existsSync(mapFile)) {
     for (const line of readFileSync(mapFile, 'utf8').split('\n')) {
       const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
-      if (m) entries.push([parseInt(m[1], 16), parseInt(m[2], 16), m[3]]);
+      if (m) byStart.set(parseInt(m[1], 16), [parseInt(m[1], 16), parseInt(m[2], 16), m[3]]);
     }
   }
-  entries.sort((a, b) => a[0] - b[0]);
+  const entries = [...byStart.values()].sort((a, b) => a[0] - b[0]);
   return (name) => {
     const m = /^0x([0-9a-f]+)$/.exec(name);
     if (!m) return name;

@@ -1,5 +1,6 @@
 // Which services this process signs for (their seeds) and whom it believes (every owning
 // service's public key): seals outgoing signed messages and verifies received ones.
+import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { BusErrors } from '../errors';
 import type { RejectReason } from './rejections';

@@ -1,5 +1,6 @@
 // Ed25519 service keys in the NATS nkeys text form (seed `SU…`, public key `U…`, with checksum):
 // nkeys.js parses and prints them, node:crypto signs and verifies (natively, ~100× faster).
+import { Buffer } from 'node:buffer';
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { createUser, Prefix } from 'nkeys.js';
 import { Codec } from 'nkeys.js/lib/codec';

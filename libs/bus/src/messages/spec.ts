@@ -1,5 +1,6 @@
 // Subject and KV-key templates with typed parameters: `dbproxy.health.{protocol}.{backend}`
 // builds subjects, wildcard patterns, and reads the parameters back from a received subject.
+import { Buffer } from 'node:buffer';
 import type { z } from 'zod';
 import { BusErrors } from '../errors';
 import type { SignedKind } from '../identity/bus-identities';

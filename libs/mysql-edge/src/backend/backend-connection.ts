@@ -3,6 +3,7 @@
 // in order without decoding rows, each routed to the session that wrote its command, forwarded
 // packets handed over as slices of the socket's read buffer (one batch per chunk and session), and
 // the connection's own state (replayed session settings, prepared statements, reset before reuse).
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import {
   Capability,

@@ -1,5 +1,6 @@
 // Cached responses are stored as the packets the backend sent; a replay renumbers their sequence
 // ids from the reply's first id (a client's command of several frames shifts it).
+import { Buffer } from 'node:buffer';
 
 /** A copy of `response` whose packets carry sequence ids first, first + 1, ... (mod 256). */
 export function withSequence(response: Buffer, first: number): Buffer {

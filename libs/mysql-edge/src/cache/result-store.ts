@@ -2,6 +2,7 @@
 // [[redis_backends]] entry [mysql.cache] redis_backend names. A lookup reads the tables'
 // generations and the entry in one MGET (so a lookup never uses a generation older than the last
 // bump the server applied, in one round trip); a bump INCRs generations in one MULTI.
+import { Buffer } from 'node:buffer';
 import { splitAddress } from '@dbproxy/observability';
 import Redis from 'ioredis';
 

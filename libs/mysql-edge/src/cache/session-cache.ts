@@ -4,6 +4,7 @@
 // for the fill); a write to a cached table has its response held until the tables' generations
 // are bumped, so its client gets the OK only when no cache entry of the old data is reachable.
 // Inside a transaction, written tables are also bumped again when the COMMIT succeeds.
+import { Buffer } from 'node:buffer';
 import type { ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { Classification, SqlRoute, TransactionEffect } from '@dbproxy/sql';
 import type { EdgeContext } from '../edge-context';

@@ -1,6 +1,7 @@
 // One fanout copy on one borrowed backend connection: the session's database and character set
 // replayed where the connection differs, then the statement (an execute prepared fresh there and
 // closed after), its response read to the end and dropped. The outcome is the server's OK or ERR.
+import { Buffer } from 'node:buffer';
 import { Command, framePayload, type ErrPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { DbproxyError } from '@dbproxy/util';
 import { Mode, queryPacket, type BackendConnection, type ResponseSink } from '../backend/backend-connection';

@@ -1,5 +1,6 @@
 // What a fanout copy sends: the client's statement as it ran on its own shard, captured at
 // dispatch with the session state it needs on another connection (database, character set).
+import { Buffer } from 'node:buffer';
 import type { MysqlPacket } from '@dbproxy/protocol-mysql';
 import type { ClientStatement } from '../session/statement-registry';
 

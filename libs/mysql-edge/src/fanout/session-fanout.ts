@@ -3,6 +3,7 @@
 // inside the client's transaction until its COMMIT (in order; dropped on ROLLBACK, on ROLLBACK TO
 // a savepoint taken before them, on a deadlock and when the session ends), and the warnings of the
 // last statement's failed copies.
+import { Buffer } from 'node:buffer';
 import type { ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { Classification, TransactionEffect } from '@dbproxy/sql';
 import type { DbproxyError } from '@dbproxy/util';

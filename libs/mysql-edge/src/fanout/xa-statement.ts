@@ -3,6 +3,7 @@
 // statement names must be qualified with its database, and a COM_STMT_EXECUTE is sent as the
 // prepared text with its parameters inlined as literals (strings and bytes as hex literals with a
 // character set introducer, so no value is ever parsed as SQL).
+import { Buffer } from 'node:buffer';
 import { decodeStmtExecute, type MysqlPacket, type MysqlValue, type ParameterType } from '@dbproxy/protocol-mysql';
 import { Tok, tokenize, type Classification } from '@dbproxy/sql';
 import type { ClientStatement } from '../session/statement-registry';

@@ -2,6 +2,7 @@
 // authentication of a [[users]] account with caching_sha2_password (fast auth from a digest
 // cache, full auth over TLS or with the RSA key exchange) or mysql_native_password; or, with
 // [mysql] auth = "passthrough", the HandshakeResponse handed to the backend relay (src/passthrough).
+import { Buffer } from 'node:buffer';
 import { randomBytes, type KeyLike } from 'node:crypto';
 import {
   CACHING_SHA2_PLUGIN,

@@ -3,6 +3,7 @@
 // 4 bytes as a signed int. Each process claims its slot in a bus KV bucket (compare-and-set,
 // refreshed; a slot not refreshed for STALE_MS is free again), so ids are unique across workers and
 // instances sharing the bus, and the slot of an id names the process that owns the session.
+import { Buffer } from 'node:buffer';
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Bus, KvStore } from '@dbproxy/bus';
 import type { Logger } from '@dbproxy/observability';

@@ -2,6 +2,7 @@
 // the one whose id slot it is, over a bus request), only for the session's own user; a statement
 // running on a backend is stopped by a KILL of its thread over a short-lived connection of its own
 // (never a pooled one another client may be using).
+import { Buffer } from 'node:buffer';
 import { Capability } from '@dbproxy/protocol-mysql';
 import type { Bus, Subscription } from '@dbproxy/bus';
 import type { Logger } from '@dbproxy/observability';

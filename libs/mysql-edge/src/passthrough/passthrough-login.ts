@@ -8,6 +8,7 @@
 // server's OK or ERR ends it. The connection is then the session's for its life: the edge cannot
 // log a pooled connection in as this user again (it has no password), and could not hand a
 // connection logged in as one user to another client.
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import {
   CACHING_SHA2_PLUGIN,

@@ -3,6 +3,7 @@
 // lazily where an execute lands, forward the response as it streams, then decide what the
 // connection is now: released (reset if needed), pinned, parked, or lost. With pipeline_depth > 1
 // an autocommit read may instead share a lent connection with other sessions' reads (pipelines.ts).
+import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import type { DbSpan } from '@dbproxy/observability';
 import { pipelines, type Lease } from '@dbproxy/pool';

@@ -1,6 +1,7 @@
 // COM_CHANGE_USER, answered by the edge: the session's state is reset as by
 // COM_RESET_CONNECTION, then the new account authenticates against the scramble of the greeting
 // (with an auth switch when its plugin differs), and the session takes its schema and charset.
+import { Buffer } from 'node:buffer';
 import {
   CACHING_SHA2_PLUGIN,
   CachingSha2Message,

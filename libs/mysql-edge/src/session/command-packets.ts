@@ -1,6 +1,7 @@
 // Command packets the edge sends to backends on a session's behalf: replayed settings, lazy
 // prepares, statement closes, long data, and client executes with their statement id patched in
 // place (the client's bytes are forwarded, not rebuilt, unless parameter types must be added).
+import { Buffer } from 'node:buffer';
 import { Command, framePayload, type MysqlPacket } from '@dbproxy/protocol-mysql';
 import type { BackendStatement } from '../backend/statement-catalog';
 import type { ClientStatement } from './statement-registry';

@@ -1,6 +1,7 @@
 // The commands a session serves: what each one needs (classification, plan, statement lookup),
 // whether the edge answers it itself or runs it on a backend, and what a backend's response changes
 // in the session (schema, autocommit, character set, prepared statements, read-after-write).
+import { Buffer } from 'node:buffer';
 import { Capability, Command, ServerStatus, decodeStmtExecute, hasFlag, type MysqlPacket, type MysqlValue, type ResponseSummary } from '@dbproxy/protocol-mysql';
 import type { PreparedRoute, SqlRoute, SqlValue } from '@dbproxy/sql';
 import { holdsTransaction, type BackendConnection } from '../backend/backend-connection';

@@ -1,6 +1,7 @@
 // A session's prepared statements: the ids the client sees, each statement's text, routing
 // template and last parameter types, and long data waiting for its execute. Bounded in count and
 // bytes (mysql.max_prepared_statements / max_prepared_statement_bytes); private to the session.
+import { Buffer } from 'node:buffer';
 import type { ParameterType } from '@dbproxy/protocol-mysql';
 import type { PreparedRoute, SqlRoute } from '@dbproxy/sql';
 import type { DbproxyError } from '@dbproxy/util';

@@ -4,6 +4,7 @@
 // and the client gets one result set: the first shard's column definitions, the rows of every
 // shard in shard order, one terminator, sequence ids renumbered. Only plain concatenable reads get
 // here (shard-target.ts refuses ORDER BY, LIMIT, GROUP BY, aggregates, DISTINCT...).
+import { Buffer } from 'node:buffer';
 import type { Lease } from '@dbproxy/pool';
 import type { ProxiedAddresses } from '@dbproxy/runtime';
 import { Capability, Command, hasFlag, type MysqlPacket, type ResponseSummary } from '@dbproxy/protocol-mysql';

@@ -1,5 +1,6 @@
 // One authenticated connection to a backend, as transaction mode's pools hold it: startup with the
 // backend's credentials (SCRAM, md5 or cleartext) over optional TLS, then frames to whoever holds it.
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import {
   BackendCode as BackendCodeExport,

@@ -1,6 +1,7 @@
 // Statements prepared on one pooled backend connection for every client that uses it (PgBouncer
 // 1.21's max_prepared_statements): keyed by query text and parameter types, named dbproxy_<n>
 // (never reused on the connection), bounded with the least recently used closed first.
+import { Buffer } from 'node:buffer';
 import { encodeFrontendMessages } from '@dbproxy/protocol-pg';
 
 /** The cache key of a statement: its parameter types and text (clients' own names play no part). */

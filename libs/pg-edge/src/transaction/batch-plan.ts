@@ -1,6 +1,7 @@
 // The extended protocol in transaction mode: client messages up to Sync (or Flush) are planned
 // against the session's statements, then emitted on whichever pooled connection runs them, every
 // statement mapped onto the backend's unnamed statement and re-prepared there when needed.
+import { Buffer } from 'node:buffer';
 import {
   decodeFrontendMessage,
   encodeBackendMessages,

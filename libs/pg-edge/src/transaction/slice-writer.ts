@@ -3,6 +3,7 @@
 // message); several pieces on a plain TCP descriptor are gathered into one reused scratch and go
 // out with one write(2) (a unit's probe plus its query, a reply's frames from several reads),
 // otherwise corked as one writev (DESIGN §5).
+import { Buffer } from 'node:buffer';
 import type { Frame } from '@dbproxy/protocol-pg';
 import type { DirectSocket } from '@dbproxy/runtime';
 import { emptyArray as emptyArrayExport } from '@dbproxy/util';

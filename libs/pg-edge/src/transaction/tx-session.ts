@@ -1,6 +1,7 @@
 // A transaction-mode session: units of work (a simple query, or an extended batch up to Sync) run
 // on pooled connections; BEGIN reserves one until the transaction ends, session state pins one for
 // life; a lost pinned connection poisons the session. One transition() per state change.
+import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';

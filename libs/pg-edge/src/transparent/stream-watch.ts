@@ -4,6 +4,7 @@
 // messages, and how long each exchange took (the client's first bytes after a ReadyForQuery up to
 // the backend's next one, for the latency histograms). A TLS-passthrough session is encrypted end
 // to end: only the time of the last byte is known.
+import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import type { LatencySeries } from '@dbproxy/observability';
 import { BackendCode as BackendCodeExport } from '@dbproxy/protocol-pg';

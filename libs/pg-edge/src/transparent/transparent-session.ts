@@ -2,6 +2,7 @@
 // the rewritten startup, swap BackendKeyData for our own, then pump bytes both ways untouched.
 // One SERVER span covers the session, with a CLIENT child for the backend connection (statements
 // are never parsed here: bytes are piped, so no statement boundary is seen and none is named).
+import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { DbSpan, tracerRecords } from '@dbproxy/observability';

@@ -1,4 +1,5 @@
 // caching_sha2_password: SHA-256 scramble, fast-auth digests, cleartext over TLS and the RSA exchange.
+import { Buffer } from 'node:buffer';
 import { constants, createHash, privateDecrypt, publicEncrypt, timingSafeEqual, type KeyLike } from 'node:crypto';
 import { AuthProtocolError } from '../errors';
 

@@ -1,4 +1,5 @@
 // Client side of authentication: builds the HandshakeResponse41 and answers the server until OK or ERR.
+import { Buffer } from 'node:buffer';
 import type { KeyLike } from 'node:crypto';
 import { Capability, DEFAULT_CLIENT_CAPABILITIES, hasFlag, intersectFlags } from '../capabilities';
 import { Collation } from '../charsets';

@@ -1,4 +1,5 @@
 // mysql_native_password: SHA1 challenge-response, checked against a password or its double-SHA1 hash.
+import { Buffer } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { MalformedPacket } from '../errors';
 

@@ -1,4 +1,5 @@
 // Server side of authentication: a pure state machine from the client's HandshakeResponse to accept/reject.
+import { Buffer } from 'node:buffer';
 import type { KeyLike } from 'node:crypto';
 import type { HandshakeResponse } from '../handshake-response';
 import {

@@ -1,4 +1,5 @@
 // Authentication-phase packets: AuthSwitchRequest, AuthMoreData, and the server reply union.
+import { Buffer } from 'node:buffer';
 import type { PacketWriter } from '../cursor';
 import { PacketReader } from '../cursor';
 import { MalformedPacket } from '../errors';

@@ -1,4 +1,5 @@
 // Session-state change records carried by OK packets when CLIENT_SESSION_TRACK is negotiated.
+import { Buffer } from 'node:buffer';
 import type { PacketWriter } from '../cursor';
 import { encodeLenenc, PacketReader } from '../cursor';
 

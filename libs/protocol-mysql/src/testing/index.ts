@@ -1,5 +1,6 @@
 // Test support for protocol-mysql (secondary entry point `@dbproxy/protocol-mysql/testing`):
 // feeding wire bytes every way a socket could cut them, and asserting typed protocol errors.
+import { Buffer } from 'node:buffer';
 import { DbproxyError } from '@dbproxy/util';
 import { PacketFramer, type MysqlPacket } from '../framing';
 

@@ -1,4 +1,5 @@
 // Test support: fast-check arbitraries producing every message with wire-legal random contents.
+import { Buffer } from 'node:buffer';
 import fc from 'fast-check';
 import type { BackendMessage, NoticeFields } from '../backend/messages';
 import type { StartupMessage } from '../frontend/messages';

@@ -1,4 +1,5 @@
 // Test support: builds wire bytes by hand, independently of the encoders under test.
+import { Buffer } from 'node:buffer';
 
 export const be = {
   u8: (n: number) => Buffer.from([n]),

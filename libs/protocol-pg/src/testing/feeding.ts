@@ -1,4 +1,5 @@
 // Test support: the ways a byte stream can arrive (whole, split at every byte, byte by byte).
+import { Buffer } from 'node:buffer';
 
 export interface Chunking {
   readonly label: string;

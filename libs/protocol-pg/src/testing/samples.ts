@@ -1,4 +1,5 @@
 // Test support: one or more concrete samples of every frontend and backend message.
+import { Buffer } from 'node:buffer';
 import type { BackendMessage } from '../backend/messages';
 import type { AuthResponseKind, FrontendTypedMessage, StartupPacket } from '../frontend/messages';
 

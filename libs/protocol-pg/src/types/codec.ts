@@ -1,4 +1,5 @@
 // The shape of a type codec and the helpers every codec shares (strict UTF-8, exact lengths).
+import { Buffer } from 'node:buffer';
 import { ValueInvalid, ValueType } from '../errors';
 
 /** A decoded value: the JavaScript representation each type uses (see README's type table). */

@@ -1,4 +1,5 @@
 // date, time, timestamp, timestamptz: ISO text (DateStyle ISO) <-> binary days/microseconds since 2000-01-01.
+import { Buffer } from 'node:buffer';
 import { ValueInvalid, ValueOutOfRange } from '../errors';
 import { expectLength, toUtf8, type TypeCodec, utf8 } from './codec';
 import * as cal from './calendar';

@@ -1,4 +1,5 @@
 // float4 and float8: IEEE 754 in binary, shortest round-tripping decimal in text, NaN and ±Infinity.
+import { Buffer } from 'node:buffer';
 import { ValueInvalid, ValueOutOfRange } from '../errors';
 import { expectLength, type TypeCodec, utf8 } from './codec';
 import { PgTypeOid } from './oids';

@@ -1,4 +1,5 @@
 // numeric: exact decimal strings <-> NBASE-10000 binary (sign, weight, dscale, digits); never via JS number.
+import { Buffer } from 'node:buffer';
 import { ValueInvalid, ValueOutOfRange } from '../errors';
 import { toUtf8, type TypeCodec, utf8 } from './codec';
 import { PgTypeOid } from './oids';

@@ -1,4 +1,5 @@
 // Fixed-size types: bool, int2, int4, int8, oid, float4, float8 and "char".
+import { Buffer } from 'node:buffer';
 import { ValueInvalid, ValueOutOfRange } from '../errors';
 import { expectLength, type TypeCodec, utf8 } from './codec';
 import { PgTypeOid } from './oids';

@@ -1,4 +1,5 @@
 // Character and document types (text, varchar, bpchar, name, json, jsonb) and bytea.
+import { Buffer } from 'node:buffer';
 import { ValueInvalid } from '../errors';
 import { toUtf8, type TypeCodec, utf8 } from './codec';
 import { PgTypeOid } from './oids';

@@ -4,6 +4,7 @@
 // dispatch (a write whose keys are not known flushes), so a session always reads its own writes.
 // Strict hits wait for their tracker barrier (hit-barrier.ts); while any waits, the session's later
 // commands other than hits wait until its replies are out, and a hit waits for earlier non-hits.
+import { Buffer } from 'node:buffer';
 import type { CommandBatch } from '@dbproxy/resp';
 import type { BackendLink } from '../io/backend-link';
 import { SendFlag } from '../io/reply-sink';

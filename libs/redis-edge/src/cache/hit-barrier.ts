@@ -5,6 +5,7 @@
 // answered after it. So once every PONG is in, what the cache still holds is at least as new as any
 // write acknowledged before the read was sent: the keys are looked up again and served, and a key
 // gone meanwhile (or a tracker lost) sends the read to the server at the reserved sequence.
+import { Buffer } from 'node:buffer';
 import { encodeCommand, type CommandBatch } from '@dbproxy/resp';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import { SendFlag } from '../io/reply-sink';

@@ -3,6 +3,7 @@
 // master's fill connection, the session holding later commands until the reply left), and the
 // fan-out merges every part in key order at the command's sequence. A strict hit whose barrier found
 // keys gone (hit-barrier.ts) is answered the same way at the sequence it reserved.
+import { Buffer } from 'node:buffer';
 import { encodeCommand } from '@dbproxy/resp';
 import { errorReply, RedisEdgeErrors } from '../errors';
 import { SendFlag } from '../io/reply-sink';

@@ -2,6 +2,7 @@
 // budget (a lookup that finds an entry in the old generation moves it to the young one), with a
 // max-age backstop, and the fill tickets that make a fill racing an invalidation harmless.
 
+import { Buffer } from 'node:buffer';
 import { bucketOfKey, KeyFilter } from './key-filter';
 
 /** Bookkeeping bytes counted per entry beside its key and frame. */

@@ -1,6 +1,7 @@
 // Blocking commands (BLPOP, BRPOP, BLMOVE, BZPOPMIN, XREAD BLOCK, WAIT, ...) on leased dedicated
 // connections: the lease returns to the node's idle set when the reply arrives, and the
 // connection is closed when the client abandons the command (so the server cancels the block).
+import { Buffer } from 'node:buffer';
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { RedisEdgeErrors } from '../errors';

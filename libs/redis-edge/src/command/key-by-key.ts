@@ -2,6 +2,7 @@
 // and the target of a migrating slot): re-issued one key at a time, each following its own ASK or
 // MOVED, at most 256 in flight, and the replies merged into the reply of the whole command (or of
 // its fan-out part).
+import { Buffer } from 'node:buffer';
 import { decodeReply, encodeCommand, type Redirect } from '@dbproxy/resp';
 import { errorReply, logIfInternal, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';

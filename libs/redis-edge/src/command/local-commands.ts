@@ -1,5 +1,6 @@
 // Commands the proxy answers itself: PING, ECHO, QUIT, RESET, CLIENT ID, CLIENT GETNAME and
 // CLIENT SETINFO (library metadata, kept by the proxy: backend connections are shared).
+import { Buffer } from 'node:buffer';
 import { encodeBulk, encodeInteger, type CommandBatch } from '@dbproxy/resp';
 import { RedisEdgeErrors } from '../errors';
 import { DEFAULT_STATE } from '../io/endpoint';

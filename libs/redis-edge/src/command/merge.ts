@@ -1,5 +1,6 @@
 // Merging the replies of a command split over shards or sent to every shard: key order (MGET),
 // sums, minimum, maximum, logical and/or, all or one succeeded, collected arrays (KEYS).
+import { Buffer } from 'node:buffer';
 import { aggregateElements, encodeInteger, readIntegerReply, RespType, ReplyScanner } from '@dbproxy/resp';
 import { RequestPolicy, ResponsePolicy } from './command-flags';
 import type { CommandSpec } from './command-table';

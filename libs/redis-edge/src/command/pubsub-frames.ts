@@ -1,5 +1,6 @@
 // Pub/sub frames read and written by the proxy: the kind of a frame from a subscribed connection
 // (read in place) and the (un)subscribe confirmations it synthesizes from its subscription mirror.
+import { Buffer } from 'node:buffer';
 import { argEquals, encodeBulk, RespType } from '@dbproxy/resp';
 
 export const FrameKind = {

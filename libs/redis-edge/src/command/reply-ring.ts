@@ -1,5 +1,6 @@
 // Strictly ordered replies: every command gets the next sequence number; replies may arrive in
 // any order (several backends, fan-outs, retries) and leave for the client in sequence order.
+import { Buffer } from 'node:buffer';
 import { latencyClock, type LatencyCell } from '@dbproxy/observability';
 import type { OutputQueue } from '../io/output-queue';
 

@@ -1,5 +1,6 @@
 // SCAN across every shard with one composite cursor: node cursor × 1024 + node index. A node's
 // scan that ends moves on to the next node; the last one ends the whole scan with cursor 0.
+import { Buffer } from 'node:buffer';
 import { aggregateElements, encodeBulk, encodeCommand, ReplyScanner, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { errorReply, logIfInternal, RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';

@@ -1,6 +1,7 @@
 // A command-mode client session: reads commands in place, dispatches each to its backend, and
 // writes replies back strictly in command order, bounded by max_outstanding_replies, the query
 // buffer limit and the client's own reading speed.
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import { CommandScanner, InlineReframer, InputBuffer, type Redirect, type CommandBatch } from '@dbproxy/resp';
 import type { LatencyCell } from '@dbproxy/observability';

@@ -1,6 +1,7 @@
 // HELLO, AUTH, SELECT and CLIENT SETNAME: run on the session's own connection to its home node
 // once nothing else is owed; on success the new state is replayed on every connection the
 // session opens later (connections opened with the old state are closed).
+import { Buffer } from 'node:buffer';
 import type { CommandBatch, Redirect } from '@dbproxy/resp';
 import { RedisEdgeErrors } from '../errors';
 import type { BackendLink } from '../io/backend-link';

@@ -2,6 +2,7 @@
 // standalone shards, any node of a cluster; patterns on every shard; shard channels by slot).
 // Confirmations come from a mirror of the subscription set, at the command's sequence, after
 // every backend confirmed; a message never overtakes the confirmation it followed.
+import { Buffer } from 'node:buffer';
 import { encodeCommand, type CommandBatch } from '@dbproxy/resp';
 import { errorMessage } from '@dbproxy/util';
 import { errorReply, RedisEdgeErrors } from '../errors';

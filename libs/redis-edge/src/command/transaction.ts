@@ -1,6 +1,7 @@
 // MULTI/EXEC and WATCH when every key is in one slot or shard: commands are checked and queued
 // by the proxy (+QUEUED), then MULTI ... EXEC goes to that node in one write (retried whole on
 // MOVED/ASK/TRYAGAIN unless a WATCH pins it). WATCH runs on the session's own connection.
+import { Buffer } from 'node:buffer';
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { encodeCommand, type CommandBatch, type Redirect } from '@dbproxy/resp';
 import { invalidateWrite, mayWrite, writtenKeys } from '../cache/cached-commands';

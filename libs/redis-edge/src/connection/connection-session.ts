@@ -1,6 +1,7 @@
 // Connection mode: the first command may be DBPROXY.SHARD <value>; once the shard is known the
 // client is connected to its primary (read-write listener) or a weighted replica (read-only
 // listener) and bytes flow both ways unchanged - pipelines, MULTI, pub/sub, RESP3 pushes, AUTH.
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { SpanKind, type Span } from '@opentelemetry/api';

@@ -1,5 +1,6 @@
 // The commands a backend connection has sent and still owes replies for, oldest first: a ring of
 // parallel arrays, so queuing a command allocates nothing.
+import { Buffer } from 'node:buffer';
 import type { ReplySink } from './reply-sink';
 
 const EMPTY = Buffer.alloc(0);

@@ -1,5 +1,6 @@
 // Byte ranges waiting to be written to one socket, as views of the buffers they were read from:
 // adjacent ranges of one buffer merge, so a pipelined batch forwards as a single slice.
+import { Buffer } from 'node:buffer';
 import type { DirectSocket } from '@dbproxy/runtime';
 
 const EMPTY = Buffer.alloc(0);

@@ -1,4 +1,5 @@
 // Test helpers for resp: feed bytes to the scanners whole, split at every byte and byte by byte.
+import { Buffer } from 'node:buffer';
 import { CommandScanner } from '../command-scanner';
 import { InputBuffer } from '../input-buffer';
 import type { RespLimits } from '../limits';

@@ -1,5 +1,6 @@
 // Decoding the PROXY protocol header a load balancer sends before the client's first byte: version 2
 // (binary) and version 1 (text), fed in chunks, bounded in size. No sockets or timers here.
+import { Buffer } from 'node:buffer';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { ProxiedAddresses } from './encode';
 import { V1_MAX_BYTES, V1_PREFIX, V2Command, V2Family, V2Transport, V2_ADDRESS_BYTES, V2_FIXED_BYTES, V2_SIGNATURE, V2_VERSION } from './wire';

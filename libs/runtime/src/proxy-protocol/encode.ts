@@ -1,4 +1,5 @@
 // Encoding PROXY protocol v2 headers: what a connection opened for a client sends as its first bytes.
+import { Buffer } from 'node:buffer';
 import { isIPv4, isIPv6 } from 'node:net';
 import { V2Command, V2Family, V2Transport, V2_SIGNATURE, V2_VERSION } from './wire';
 

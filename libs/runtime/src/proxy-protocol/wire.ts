@@ -1,4 +1,5 @@
 // Wire constants of the PROXY protocol (haproxy's proxy-protocol.txt), versions 1 (text) and 2 (binary).
+import { Buffer } from 'node:buffer';
 
 /** The 12 bytes every version 2 header starts with. */
 export const V2_SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);

@@ -3,6 +3,7 @@
 // small reply). Used only while the socket has its handle and nothing waits in the stream, so bytes
 // never overtake earlier ones and a descriptor is never used after its socket closed; whatever the
 // kernel does not take (or an error) goes through the stream as before.
+import { Buffer } from 'node:buffer';
 import { writeSync } from 'node:fs';
 import type { Socket } from 'node:net';
 

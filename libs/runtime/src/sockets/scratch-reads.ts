@@ -13,6 +13,7 @@
 // the original socket is destroyed when the new one closes, so admission accounting sees the
 // close. TLS sockets and sockets without a handle keep the stream path. pause()/resume() work on
 // both (net stops and restarts the handle of an `onread` socket).
+import { Buffer } from 'node:buffer';
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { presentAs, proxiedAddressesOf } from '../proxy-protocol/client-address';

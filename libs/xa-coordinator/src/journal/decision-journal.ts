@@ -1,6 +1,7 @@
 // The coordinator's decision journal: one append-only file with one writer. A commit decision is
 // on disk (write + fdatasync) before any participant is told XA COMMIT; "done" records ride along
 // with the next write. Group commit: records queued while an fsync runs share the next one.
+import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, existsSync } from 'node:fs';
 import { open, readFile, rename, type FileHandle } from 'node:fs/promises';

@@ -1,6 +1,7 @@
 // Framing of journal records: [u32 BE payload length][u32 BE CRC-32 of the payload][JSON payload].
 // A reader stops at the first frame that is short, oversize or fails its checksum: that is the
 // torn tail of a crash, and nothing after it is trusted.
+import { Buffer } from 'node:buffer';
 import { crc32 } from 'node:zlib';
 
 export const HEADER_BYTES = 8;

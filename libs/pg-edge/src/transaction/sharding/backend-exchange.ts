@@ -1,5 +1,6 @@
 // One simple Query on a pooled connection outside the session's relay, its answers collected up to
 // ReadyForQuery: the deferred BEGIN of a transaction, and each shard's part of a read on every shard.
+import { Buffer } from 'node:buffer';
 import { BackendCode, decodeBackendMessage, encodeFrontendMessages, type Frame } from '@dbproxy/protocol-pg';
 import type { BackendConsumer, PgBackendConnection } from '../backend-connection';
 

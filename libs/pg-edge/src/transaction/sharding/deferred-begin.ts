@@ -2,6 +2,7 @@
 // backend, which BEGIN does not tell: a simple-query BEGIN is answered here and sent, as written,
 // to that shard's connection just before the first statement. COMMIT/ROLLBACK of a transaction
 // that ran nothing are answered here too; after a refusal the transaction is aborted, as in PostgreSQL.
+import { Buffer } from 'node:buffer';
 import { encodeBackendMessages } from '@dbproxy/protocol-pg';
 import type { SqlRoute } from '@dbproxy/sql';
 import { PgEdgeErrors, toErrorResponse } from '../../errors';

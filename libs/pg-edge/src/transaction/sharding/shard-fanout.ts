@@ -1,6 +1,7 @@
 // A keyless read with multi_shard = "all_shards": the query runs on every shard (a replica when the
 // read is replica-safe), and the client gets one RowDescription, every shard's DataRows in shard
 // order, and one CommandComplete with the summed row count. Any shard's error is the answer.
+import { Buffer } from 'node:buffer';
 import { BackendCode, encodeBackendMessages, encodeFrontendMessages, type Frame } from '@dbproxy/protocol-pg';
 import type { EdgeEpoch } from '../../edge-context';
 import { PgEdgeErrors, toErrorResponse } from '../../errors';
