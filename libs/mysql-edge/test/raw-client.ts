@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import {
   ClientAuthExchange,
   Command,
+  copyPacket,
   PacketFramer,
   PacketWriter,
   ResponseTracker,
@@ -28,7 +29,7 @@ export class RawClient {
     framer: PacketFramer,
   ) {
     socket.on('data', (chunk: Buffer) => {
-      framer.feed(chunk, (p) => void this.queue.push({ ...p, payload: Buffer.from(p.payload), wire: Buffer.from(p.wire) }));
+      framer.feed(chunk, (p) => void this.queue.push(copyPacket(p)));
       this.wake();
     });
     socket.on('close', () => {

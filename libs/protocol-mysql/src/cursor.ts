@@ -44,23 +44,27 @@ export class PacketReader {
 
   u16(what = 'int<2>'): number {
     this.need(2, what);
-    const v = this.buffer.readUInt16LE(this.offset);
-    this.offset += 2;
-    return v;
+    // bytes read in place (bounds checked above): Buffer#readUInt16LE validates its offset again, in JavaScript
+    const b = this.buffer;
+    const at = this.offset;
+    this.offset = at + 2;
+    return (b[at] as number) | ((b[at + 1] as number) << 8);
   }
 
   u24(what = 'int<3>'): number {
     this.need(3, what);
-    const v = this.buffer.readUIntLE(this.offset, 3);
-    this.offset += 3;
-    return v;
+    const b = this.buffer;
+    const at = this.offset;
+    this.offset = at + 3;
+    return (b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16);
   }
 
   u32(what = 'int<4>'): number {
     this.need(4, what);
-    const v = this.buffer.readUInt32LE(this.offset);
-    this.offset += 4;
-    return v;
+    const b = this.buffer;
+    const at = this.offset;
+    this.offset = at + 4;
+    return ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16)) + (b[at + 3] as number) * 0x1000000;
   }
 
   u64(what = 'int<8>'): bigint {

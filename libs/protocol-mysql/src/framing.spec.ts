@@ -21,6 +21,26 @@ describe('PacketFramer', () => {
     for (const [offset, text] of seen.slice(0, 2)) expect(wire.subarray(offset + 4, offset + 4 + text.length).toString()).toBe(text);
   });
 
+  it('gives each packet its lengths and first payload byte without its views, and views that match them when read later', () => {
+    const framer = new PacketFramer();
+    const wire = wireOf(['\xfeab', 4], ['', 5], ['q', 6]);
+    const seen: MysqlPacket[] = [];
+    framer.feed(wire.subarray(0, 9), (p) => void seen.push(p)); // the first two whole, one byte of the third
+    framer.feed(wire.subarray(9), (p) => void seen.push(p));
+    expect(seen.map((p) => [p.wireLength, p.payloadLength, p.header, p.sequenceId, p.lastSequenceId])).toEqual([
+      [8, 4, 0xc3, 4, 4], // '\xfe' is two UTF-8 bytes, c3 be
+      [4, 0, -1, 5, 5],
+      [5, 1, 0x71, 6, 6],
+    ]);
+    for (const p of seen) {
+      expect(p.wire.length).toBe(p.wireLength);
+      expect(p.payload.length).toBe(p.payloadLength);
+      expect(p.payload.equals(p.wire.subarray(4))).toBe(true);
+      expect(p.wire).toBe(p.wire); // made once
+    }
+    expect(Buffer.concat(seen.map((p) => p.wire)).equals(wire)).toBe(true);
+  });
+
   const wire = wireOf(['select 1', 0], ['', 1], ['x'.repeat(300), 2]);
 
   it.each([...chunkings(wire)].map((c) => [c.name, c.chunks] as const))('frames three packets fed %s', (_name, chunks) => {

@@ -17,6 +17,53 @@ export interface MysqlPacket {
   readonly payload: Buffer;
   /** The packet as it was on the wire, headers included; a slice of the fed chunk when it was wholly in one. */
   readonly wire: Buffer;
+  /** `wire.length`, without making the view. */
+  readonly wireLength: number;
+  /** `payload.length`, without making the view. */
+  readonly payloadLength: number;
+  /** The payload's first byte (the packet's header: OK, ERR, EOF...), -1 for an empty payload; without making the view. */
+  readonly header: number;
+}
+
+/**
+ * A packet that lies in one buffer: its `wire` and `payload` views are made when first read. A
+ * Buffer view (`subarray`) is a JavaScript call that reads the parent's `.buffer` and `.byteOffset`
+ * and constructs a FastBuffer, several hundred instructions, and most packets are forwarded by their
+ * range in the chunk or classified by their first byte without either view.
+ */
+class FramedPacket implements MysqlPacket {
+  readonly lastSequenceId: number;
+  readonly wireLength: number;
+  readonly payloadLength: number;
+  readonly header: number;
+  private wireView: Buffer | undefined = undefined;
+  private payloadView: Buffer | undefined = undefined;
+
+  constructor(
+    private readonly source: Buffer,
+    private readonly start: number,
+    private readonly end: number,
+    readonly sequenceId: number,
+  ) {
+    this.lastSequenceId = sequenceId;
+    this.wireLength = end - start;
+    this.payloadLength = end - start - 4;
+    this.header = end - start > 4 ? (source[start + 4] as number) : -1;
+  }
+
+  get wire(): Buffer {
+    return (this.wireView ??= this.start === 0 && this.end === this.source.length ? this.source : this.source.subarray(this.start, this.end));
+  }
+
+  get payload(): Buffer {
+    return (this.payloadView ??= this.source.subarray(this.start + 4, this.end));
+  }
+}
+
+/** A packet with its own copies of its bytes (one kept after the chunk it came in may change). */
+export function copyPacket(p: MysqlPacket): MysqlPacket {
+  const { sequenceId, lastSequenceId, wireLength, payloadLength, header } = p;
+  return { sequenceId, lastSequenceId, wireLength, payloadLength, header, payload: Buffer.from(p.payload), wire: Buffer.from(p.wire) };
 }
 
 export interface PacketFramerOptions {
@@ -77,7 +124,8 @@ export class PacketFramer {
         off = this.fillFrame(chunk, off);
         if (this.frameFill < this.frame.length) return undefined;
         this.wireOffset = -1;
-        if (this.onFrame(this.takeFrame(), onPacket) === false) return chunk.subarray(off);
+        const frame = this.takeFrame();
+        if (this.onFrame(frame, 0, frame.length, onPacket) === false) return chunk.subarray(off);
         continue;
       }
       if (off >= chunk.length) return undefined;
@@ -89,10 +137,10 @@ export class PacketFramer {
       const length = (chunk[off] as number) | ((chunk[off + 1] as number) << 8) | ((chunk[off + 2] as number) << 16);
       this.checkSize(length);
       if (chunk.length - off >= 4 + length) {
-        const frame = chunk.subarray(off, off + 4 + length);
-        this.wireOffset = off;
+        const start = off;
+        this.wireOffset = start;
         off += 4 + length;
-        if (this.onFrame(frame, onPacket) === false) return chunk.subarray(off);
+        if (this.onFrame(chunk, start, off, onPacket) === false) return chunk.subarray(off);
       } else {
         this.startFrame(length).set(chunk.subarray(off, off + 4), 0);
         off += 4;
@@ -140,17 +188,17 @@ export class PacketFramer {
     if (total > this.maxPacketSize) throw PacketTooLarge(total, this.maxPacketSize);
   }
 
-  private onFrame(frame: Buffer, onPacket: PacketHandler): boolean | void {
-    const length = frame.length - 4;
-    const sequenceId = frame[3];
+  /** The frame `source[start, end)`, header included. */
+  private onFrame(source: Buffer, start: number, end: number, onPacket: PacketHandler): boolean | void {
+    const length = end - start - 4;
+    const sequenceId = source[start + 3] as number;
     if (this.parts.length === 0) {
-      if (length < MAX_FRAME_PAYLOAD) {
-        return onPacket({ sequenceId, lastSequenceId: sequenceId, payload: frame.subarray(4), wire: frame });
-      }
+      if (length < MAX_FRAME_PAYLOAD) return onPacket(new FramedPacket(source, start, end, sequenceId));
     } else {
       const expected = (this.parts[this.parts.length - 1][3] + 1) & 0xff;
       if (sequenceId !== expected) throw SequenceMismatch(sequenceId, expected);
     }
+    const frame = start === 0 && end === source.length ? source : source.subarray(start, end);
     this.parts.push(frame);
     this.partsPayload += length;
     if (length === MAX_FRAME_PAYLOAD) return undefined;
@@ -165,11 +213,15 @@ export class PacketFramer {
     for (const part of parts) at += part.copy(payload, at, 4);
     this.parts = [];
     this.partsPayload = 0;
+    const wire = Buffer.concat(parts);
     return {
       sequenceId: parts[0][3],
       lastSequenceId: parts[parts.length - 1][3],
       payload,
-      wire: Buffer.concat(parts),
+      wire,
+      wireLength: wire.length,
+      payloadLength: payload.length,
+      header: payload.length > 0 ? (payload[0] as number) : -1,
     };
   }
 }

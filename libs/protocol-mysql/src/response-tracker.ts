@@ -163,14 +163,14 @@ export class ResponseTracker {
   feed(packet: MysqlPacket): TrackerStep {
     if (this.complete) throw UnexpectedPacket(describe(packet.payload), 'no response is outstanding');
     this.checkSequence(packet);
-    const p = packet.payload;
-    // Fast path, one header check per row: no decoding, no allocation.
-    if (this.state === 'rows' && p.length > 0 && p[0] !== PacketHeader.Err && !isResultSetTerminator(p, this.deprecateEof)) {
-      this.count(packet.wire.length, 1);
+    // Fast path, one header check per row: no decoding, no allocation (not even the payload's view).
+    const header = packet.header;
+    if (this.state === 'rows' && header !== -1 && header !== PacketHeader.Err && !endsRows(header, packet.payloadLength, this.deprecateEof)) {
+      this.count(packet.wireLength, 1);
       return ROW_STEP;
     }
-    this.count(packet.wire.length, 0);
-    const [role, next] = this.step(p);
+    this.count(packet.wireLength, 0);
+    const [role, next] = this.step(packet.payload);
     this.state = next;
     return { role, complete: next === 'done' };
   }
@@ -352,6 +352,11 @@ export class ResponseTracker {
     this.summary.columns.push(decodeColumnDefinition(p, this.columnOptions()));
     return ['column', 'field-list'];
   }
+}
+
+/** isResultSetTerminator from a payload's first byte and length. */
+function endsRows(header: number, length: number, deprecateEof: boolean): boolean {
+  return header === PacketHeader.Eof && (deprecateEof ? length < 0xffffff : length < 9);
 }
 
 function describe(p: Buffer): string {

@@ -428,7 +428,7 @@ export class BackendConnection {
   }
 
   /** Forwards a packet: extends the run when it follows the last one in the same chunk (no allocation). */
-  private forward(wire: Buffer, sink: ResponseSink): void {
+  private forward(packet: MysqlPacket, sink: ResponseSink): void {
     if (sink !== this.outSink) {
       this.handOver();
       this.outSink = sink;
@@ -437,16 +437,16 @@ export class BackendConnection {
     const start = this.chunk === null ? -1 : this.framer.wireOffset;
     if (start >= 0) {
       if (start === this.runEnd) {
-        this.runEnd += wire.length;
+        this.runEnd += packet.wireLength;
         return;
       }
       this.closeRun();
       this.runStart = start;
-      this.runEnd = start + wire.length;
+      this.runEnd = start + packet.wireLength;
       return;
     }
     this.closeRun();
-    this.out.push(wire); // assembled from several chunks
+    this.out.push(packet.wire); // assembled from several chunks
   }
 
   private closeRun(): void {
@@ -471,7 +471,7 @@ export class BackendConnection {
       else {
         const shift = this.seqShifts[head] as number;
         if (shift !== 0) renumber(packet.wire, shift);
-        this.forward(packet.wire, this.sinks[head] as ResponseSink);
+        this.forward(packet, this.sinks[head] as ResponseSink);
         this.lastSeq = (packet.lastSequenceId + shift) & 0xff;
       }
       if (tracker.summary.limitExceeded !== null) throw MysqlEdgeErrors.resultTooLarge(this.options.maxResultBytes);

@@ -45,7 +45,7 @@ export function longDataPacket(payload: Buffer, id: number): Buffer {
 /** Writes `id` over the statement id of a client command (COM_STMT_EXECUTE/FETCH/RESET) and returns its wire bytes. */
 export function withStatementId(packet: MysqlPacket, id: number): Buffer {
   packet.payload.writeUInt32LE(id, 1);
-  if (packet.wire.length === packet.payload.length + 4) return packet.wire;
+  if (packet.wireLength === packet.payloadLength + 4) return packet.wire;
   return framePayload(packet.payload, 0); // a multi-frame packet was assembled apart from its wire copy
 }
 

@@ -2,7 +2,7 @@
 // feeding wire bytes every way a socket could cut them, and asserting typed protocol errors.
 import { Buffer } from 'node:buffer';
 import { DbproxyError } from '@dbproxy/util';
-import { PacketFramer, type MysqlPacket } from '../framing';
+import { copyPacket, PacketFramer, type MysqlPacket } from '../framing';
 
 /** Every way the brief asks a decoder to be fed: whole, split at every byte, byte by byte. */
 export function* chunkings(bytes: Buffer): Generator<{ name: string; chunks: Buffer[] }> {
@@ -19,7 +19,7 @@ export function framePackets(chunks: readonly Buffer[], maxPacketSize?: number):
   const out: MysqlPacket[] = [];
   for (const chunk of chunks) {
     framer.feed(chunk, (p) => {
-      out.push({ ...p, payload: Buffer.from(p.payload), wire: Buffer.from(p.wire) });
+      out.push(copyPacket(p));
     });
   }
   if (framer.bufferedBytes !== 0) throw new Error(`framer holds ${framer.bufferedBytes} bytes after the last chunk`);
