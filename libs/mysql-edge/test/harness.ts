@@ -10,6 +10,7 @@ import {
   startTestRuntime,
   type BackendSpec,
   type BackendsView,
+  type CommonTomlParts,
   type TestRuntime,
   type TopologyBackendView,
 } from '@dbproxy/runtime/testing';
@@ -50,11 +51,12 @@ interface ConfigParts {
   readonly proxyToml: string | undefined;
   readonly rwPort: number;
   readonly roPort: number;
+  readonly health?: CommonTomlParts['health'];
 }
 
-function configToml({ backends, mysqlToml, extraToml, telemetryToml, proxyToml, rwPort, roPort }: ConfigParts): string {
+function configToml({ backends, mysqlToml, extraToml, telemetryToml, proxyToml, rwPort, roPort, health }: ConfigParts): string {
   const entries = backends.map((b) => backendToml('mysql_backends', { ...b, address: `${b.host}:${b.port}` }));
-  return `${commonToml({ telemetry: telemetryToml, topology: extraToml, ...(proxyToml === undefined ? {} : { proxy: proxyToml }) })}
+  return `${commonToml({ telemetry: telemetryToml, topology: extraToml, ...(proxyToml === undefined ? {} : { proxy: proxyToml }), ...(health ? { health } : {}) })}
 [[users]]
 name = "app"
 password = "app-secret"
@@ -87,11 +89,11 @@ export async function startEdge(
   telemetryToml = '',
   proxyToml?: string,
   /** More services in the same runtime (e.g. the xa-coordinator); `forget`: a runtime ran in this process before. */
-  more: { readonly services?: readonly ServiceDefinition[]; readonly forget?: boolean } = {},
+  more: { readonly services?: readonly ServiceDefinition[]; readonly forget?: boolean; readonly health?: CommonTomlParts['health'] } = {},
 ): Promise<EdgeHarness> {
   const rwPort = await freePort();
   const roPort = await freePort();
-  const config = configToml({ backends, mysqlToml, extraToml, telemetryToml, proxyToml, rwPort, roPort });
+  const config = configToml({ backends, mysqlToml, extraToml, telemetryToml, proxyToml, rwPort, roPort, health: more.health });
   const test = await startTestRuntime({ name: 'mysql-edge', services: [topologyService, mysqlEdgeService, ...(more.services ?? [])], config, ...(more.forget ? { forgetTopologyOf: 'mysql' as const } : {}) });
   return {
     ...test,

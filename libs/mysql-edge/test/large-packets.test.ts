@@ -17,8 +17,18 @@ let db: PrimaryOnly['db'];
 let edge: EdgeHarness;
 let root: Connection;
 
+// Moving 16-20 MiB keeps MariaDB and the edge's event loop busy for seconds on a loaded machine: the
+// in-process health checks (1 s timeout, down after 2 failures by default) get room, as marking the
+// primary down mid-test is not what this file is about (CI saw it once under full parallel load).
+const HEALTH = { timeoutSeconds: 10, failuresBeforeDown: 5 };
+
 beforeAll(async () => {
-  ({ db, edge, root } = await startPrimaryOnly(`max_packet_bytes = ${128 * MIB}\nread_after_write_seconds = 0`, ['CREATE DATABASE app', 'CREATE TABLE app.blobs (id INT PRIMARY KEY, b LONGBLOB)'], { max_allowed_packet: String(128 * MIB) }));
+  ({ db, edge, root } = await startPrimaryOnly(
+    `max_packet_bytes = ${128 * MIB}\nread_after_write_seconds = 0`,
+    ['CREATE DATABASE app', 'CREATE TABLE app.blobs (id INT PRIMARY KEY, b LONGBLOB)'],
+    { max_allowed_packet: String(128 * MIB) },
+    HEALTH,
+  ));
 });
 
 afterAll(() => stopPrimaryOnly({ db, edge, root }));

@@ -71,6 +71,8 @@ export interface CommonTomlParts {
   readonly proxy?: string;
   /** Lines after [topology] (its settings, or further tables). */
   readonly topology?: string;
+  /** Health-check timeout and failures before down (default 1 s and 2: a test's backend goes down fast). */
+  readonly health?: { readonly timeoutSeconds: number; readonly failuresBeforeDown: number };
 }
 
 /** The bus, telemetry, admin, health and topology tables every edge test configuration opens with. */
@@ -86,8 +88,8 @@ ${parts.proxy === undefined ? '' : `[proxy]\n${parts.proxy}`}
 listen = "127.0.0.1:0"
 [health]
 interval_seconds = ${HEALTH_INTERVAL_SECONDS}
-timeout_seconds = 1
-failures_before_down = 2
+timeout_seconds = ${parts.health?.timeoutSeconds ?? 1}
+failures_before_down = ${parts.health?.failuresBeforeDown ?? 2}
 successes_before_up = 1
 [topology]
 refresh_debounce_ms = 50
