@@ -15,10 +15,8 @@ export function zeroMysqlEdgeSeries(m: EdgeMetrics, backends: readonly KnownBack
   zeroSeries(m.sessions, { listener: ['read_write', 'read_only'] });
   zeroSeries(m.logins, { result: ['ok', 'denied', 'failed'], plugin: ['mysql_native_password', 'caching_sha2_password'], tls: ['true', 'false'] });
   zeroSeries(m.pins, { cause: ['transaction', 'autocommit', 'session_state', 'cursor', 'implicit_transaction'] });
-  zeroSeries(m.fallbacks, { reason: ['no_replica', 'replica_unreachable'] });
   zeroSeries(m.kills, { scope: ['query', 'connection'], outcome: ['ok', 'denied'] });
   zeroSeries(m.shardRefusals, { reason: SHARD_REFUSALS });
-  zeroSeries(m.pipelined, {});
   zeroSeries(m.allShardReads, {});
   for (const r of routes) zeroSeries(m.routeSessions, { route: [r.route], outcome: [r.outcome] });
   for (const b of backends) zeroSeries(m.backendFailures, { backend: [b.name], reason: ['lost', 'protocol', 'result_too_large'], shard: [b.shard] });

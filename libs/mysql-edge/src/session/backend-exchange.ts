@@ -170,7 +170,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (backend === undefined) return this.fail(directory.unusable(plan.shard, plan.role, fallback, edge.clock.now), -1);
     if (directory.fellBack) {
       this.fellBack = true;
-      edge.metrics.fallbacks.inc({ reason: 'no_replica' });
+      edge.queries.noReplicaFallbacks++;
     }
     this.role = backend.role === 'replica' ? 'replica' : 'primary';
     if (plan.role === 'replica' && owner.listener === 'read_write') this.checkCausal(plan.shard, backend.name);
@@ -203,7 +203,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
     if (lending !== undefined) {
       this.lending = lending;
       this.conn = lending.connection;
-      edge.metrics.pipelined.inc();
+      edge.queries.pipelined++;
       return this.begin();
     }
     owner.waiting();
@@ -226,7 +226,7 @@ export class BackendExchange implements ResponseSink, ParkedHolder {
         if (plan.role === 'replica' && !this.fellBack && owner.epoch.fallbackToPrimary && isConnectFailure(err)) {
           owner.epoch.directory.markFailed(pool.backend, edge.clock.now);
           this.fellBack = true;
-          edge.metrics.fallbacks.inc({ reason: 'replica_unreachable' });
+          edge.queries.unreachableReplicaFallbacks++;
           return this.acquire({ ...plan, role: 'primary', reserved: false, label: 'fallback' });
         }
         this.fail(err instanceof DbproxyError ? err : MysqlEdgeErrors.backendConnect(pool.backend, String(err)), -1);
