@@ -144,6 +144,17 @@ function poolMetrics(registry: MetricsRegistry['registry'], sources: MetricSourc
   });
 }
 
+/** A counter without labels whose value is a plain number bumped on the hot path, read at scrape time. */
+function scrapedCount(registry: MetricsRegistry['registry'], name: string, help: string, read: () => number): void {
+  new Counter({
+    name, help, registers: [registry],
+    collect(this: Counter) {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}
+
 function hotPathMetrics(registry: MetricsRegistry['registry'], sources: MetricSources): void {
   new Counter({
     name: 'dbproxy_mysql_queries_total', help: 'Client commands sent to a backend, by route, backend role, backend and shard', labelNames: ['route', 'role', 'backend', 'shard'], registers: [registry],
@@ -156,27 +167,14 @@ function hotPathMetrics(registry: MetricsRegistry['registry'], sources: MetricSo
       for (const e of sources.queries.entries()) this.inc({ route: e.route, role: e.role, backend: e.backend, shard: sources.shardOf(e.backend) }, e.count);
     },
   });
-  new Counter({
-    name: 'dbproxy_mysql_pool_wait_seconds_total', help: 'Time commands waited for a pooled connection', registers: [registry],
-    collect(this: Counter) {
-      this.reset();
-      this.inc(sources.queries.waitSeconds);
-    },
-  });
-  new Counter({
-    name: 'dbproxy_mysql_pool_waits_total', help: 'Commands that had to wait for a pooled connection', registers: [registry],
-    collect(this: Counter) {
-      this.reset();
-      this.inc(sources.queries.waits);
-    },
-  });
-  new Counter({
-    name: 'dbproxy_mysql_pipelined_queries_total', help: 'Autocommit reads written behind other sessions\' reads on a lent connection instead of waiting for one (pipeline_depth)', registers: [registry],
-    collect(this: Counter) {
-      this.reset();
-      this.inc(sources.queries.pipelined);
-    },
-  });
+  scrapedCount(registry, 'dbproxy_mysql_pool_wait_seconds_total', 'Time commands waited for a pooled connection', () => sources.queries.waitSeconds);
+  scrapedCount(registry, 'dbproxy_mysql_pool_waits_total', 'Commands that had to wait for a pooled connection', () => sources.queries.waits);
+  scrapedCount(
+    registry,
+    'dbproxy_mysql_pipelined_queries_total',
+    "Autocommit reads written behind other sessions' reads on a lent connection instead of waiting for one (pipeline_depth)",
+    () => sources.queries.pipelined,
+  );
   new Counter({
     name: 'dbproxy_mysql_replica_fallbacks_total', help: 'Reads sent to the primary because no replica was usable', labelNames: ['reason'], registers: [registry],
     collect(this: Counter<'reason'>) {

@@ -222,9 +222,12 @@ describe('listeners and refusals', () => {
       const pool = (await edge.backend('replica')).pool;
       expect(pool?.['total']).toBeGreaterThan(0);
       const fallbacks = await counted('fallback', 'primary');
+      const noReplica = await edge.metric('dbproxy_mysql_replica_fallbacks_total', { reason: 'no_replica' });
       const [[row]] = await ro.query<RowDataPacket[]>('SELECT @@server_id AS id, name FROM items WHERE id = 1');
       expect(row).toEqual({ id: db.primary.serverId, name: 'one' });
       expect(await counted('fallback', 'primary')).toBe(fallbacks + 1);
+      // counted as a plain number and read at scrape time (metrics.ts)
+      expect(await edge.metric('dbproxy_mysql_replica_fallbacks_total', { reason: 'no_replica' })).toBe(noReplica + 1);
       // the lagging replica's pool was not destroyed
       expect((await edge.backend('replica')).pool?.['total']).toBe(pool?.['total']);
     } finally {

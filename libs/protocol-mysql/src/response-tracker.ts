@@ -9,7 +9,7 @@ import { InvalidState, SequenceMismatch, UnexpectedPacket } from './errors';
 import type { MysqlPacket } from './framing';
 import { decodeEof } from './packets/eof';
 import { decodeErr, isProgressReport, type ErrPacket } from './packets/err';
-import { isResultSetTerminator, PacketHeader } from './packets/headers';
+import { endsResultSet, isResultSetTerminator, PacketHeader } from './packets/headers';
 import { decodeOk, type OkPacket } from './packets/ok';
 import type { SessionStateChange } from './packets/session-state';
 import { decodeColumnCount } from './resultset';
@@ -165,7 +165,7 @@ export class ResponseTracker {
     this.checkSequence(packet);
     // Fast path, one header check per row: no decoding, no allocation (not even the payload's view).
     const header = packet.header;
-    if (this.state === 'rows' && header !== -1 && header !== PacketHeader.Err && !endsRows(header, packet.payloadLength, this.deprecateEof)) {
+    if (this.state === 'rows' && header !== -1 && header !== PacketHeader.Err && !endsResultSet(header, packet.payloadLength, this.deprecateEof)) {
       this.count(packet.wireLength, 1);
       return ROW_STEP;
     }
@@ -352,11 +352,6 @@ export class ResponseTracker {
     this.summary.columns.push(decodeColumnDefinition(p, this.columnOptions()));
     return ['column', 'field-list'];
   }
-}
-
-/** isResultSetTerminator from a payload's first byte and length. */
-function endsRows(header: number, length: number, deprecateEof: boolean): boolean {
-  return header === PacketHeader.Eof && (deprecateEof ? length < 0xffffff : length < 9);
 }
 
 function describe(p: Buffer): string {

@@ -29,6 +29,10 @@ export function isErrPacket(payload: Buffer): boolean {
  * of 16 MiB or more, so its payload is at least 0xFFFFFF bytes.
  */
 export function isResultSetTerminator(payload: Buffer, deprecateEof: boolean): boolean {
-  if (payload.length === 0 || payload[0] !== PacketHeader.Eof) return false;
-  return deprecateEof ? payload.length < 0xffffff : payload.length < 9;
+  return payload.length > 0 && endsResultSet(payload[0] as number, payload.length, deprecateEof);
+}
+
+/** isResultSetTerminator from a payload's first byte and length (a framed packet has both without its payload view). */
+export function endsResultSet(header: number, payloadLength: number, deprecateEof: boolean): boolean {
+  return header === PacketHeader.Eof && (deprecateEof ? payloadLength < 0xffffff : payloadLength < 9);
 }
