@@ -62,7 +62,7 @@ export function runIdentityContract(label: string, open: (name: string) => Promi
       const monitor = await bus('bgd-monitor', deployment(['bgd-monitor']));
       const before = { bad: rejected('bgd_action/bad-signature'), wrong: rejected('bgd_action/wrong-sender'), unsigned: rejected('bgd_action/unsigned'), replayed: rejected('bgd_action/replayed'), stale: rejected('bgd_action/stale') };
       publishMessage(monitor, Subjects.bgdActions, {}, action('genuine'));
-      await waitFor(() => got.includes('genuine'), { timeoutMs: 5000 });
+      await waitFor(() => got.includes('genuine'), { timeoutMs: 15_000 });
 
       publishMessage(await bus('fake-monitor', impostor('bgd-monitor')), Subjects.bgdActions, {}, action('wrong-key'));
       // mysql-edge holds a genuine key, but bgd actions are not its to send: it must forge the signer name.
@@ -70,18 +70,18 @@ export function runIdentityContract(label: string, open: (name: string) => Promi
       const forged = new TextDecoder().decode(deployment(['mysql-edge']).seal(new TextEncoder().encode(JSON.stringify({ v: 1, ...action('other-service') })), { service: 'mysql-edge', kind: 'bgd_action' }, 'dbproxy.bgd.actions', 'test').data);
       edge.publish('dbproxy.bgd.actions', new TextEncoder().encode(forged));
       edge.publish('dbproxy.bgd.actions', new TextEncoder().encode(JSON.stringify({ v: 1, ...action('unsigned') })));
-      await waitFor(() => raw.length >= 4, { timeoutMs: 5000 });
+      await waitFor(() => raw.length >= 4, { timeoutMs: 15_000 });
       monitor.publish('dbproxy.bgd.actions', raw[0] as Uint8Array); // replay of the genuine one, fresh
-      await waitFor(() => rejected('bgd_action/replayed') > before.replayed, { timeoutMs: 5000 });
+      await waitFor(() => rejected('bgd_action/replayed') > before.replayed, { timeoutMs: 15_000 });
 
       const late = await bus('monitor-late', deployment(['bgd-monitor']));
       const captured: Uint8Array[] = [];
       await late.subscribe('dbproxy.bgd.actions', (m) => void captured.push(m.data)).ready;
       publishMessage(late, Subjects.bgdActions, {}, action('captured'));
-      await waitFor(() => got.includes('captured') && captured.length > 0, { timeoutMs: 5000 });
+      await waitFor(() => got.includes('captured') && captured.length > 0, { timeoutMs: 15_000 });
       await new Promise((r) => setTimeout(r, 600)); // beyond the receiver's 400 ms window
       edge.publish('dbproxy.bgd.actions', captured[0] as Uint8Array);
-      await waitFor(() => rejected('bgd_action/stale') > before.stale, { timeoutMs: 5000 });
+      await waitFor(() => rejected('bgd_action/stale') > before.stale, { timeoutMs: 15_000 });
       await settle();
 
       expect(got).toEqual(['genuine', 'captured']);
@@ -130,16 +130,16 @@ export function runIdentityContract(label: string, open: (name: string) => Promi
       const record = (author: string) => ({ config: { users: [] }, hash: author, author, appliedAt: new Date().toISOString() });
 
       await apiStore.put({}, record('api-1'));
-      await waitFor(() => seen.includes('api-1'), { timeoutMs: 5000 });
+      await waitFor(() => seen.includes('api-1'), { timeoutMs: 15_000 });
       const old = await apiStore.kv.get('current');
       await apiStore.put({}, record('api-2'));
-      await waitFor(() => seen.includes('api-2'), { timeoutMs: 5000 });
+      await waitFor(() => seen.includes('api-2'), { timeoutMs: 15_000 });
 
       const before = { bad: rejected('config_epoch/bad-signature'), unsigned: rejected('config_epoch/unsigned'), replayed: rejected('config_epoch/replayed') };
       await (await openRecords(await bus('fake-api', impostor('config-api')), KvRecords.config)).put({}, record('impostor'));
       await follower.kv('dbproxy-config').then((kv) => kv.put('current', new TextEncoder().encode(JSON.stringify({ v: 1, ...record('unsigned') }))));
       await follower.kv('dbproxy-config').then((kv) => kv.put('current', old?.value as Uint8Array)); // api-1 again
-      await waitFor(() => rejected('config_epoch/replayed') > before.replayed, { timeoutMs: 5000 });
+      await waitFor(() => rejected('config_epoch/replayed') > before.replayed, { timeoutMs: 15_000 });
       await settle();
 
       expect(seen).toEqual(['api-1', 'api-2']);
